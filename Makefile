@@ -1,0 +1,29 @@
+# Fresh machine: `make demo` runs the quick start, `make test` runs the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test lint format clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/quickstart.py
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check srcad tests examples
+	$(VENV)/bin/ruff format --check srcad tests examples
+
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff format srcad tests examples
+	$(VENV)/bin/ruff check --fix srcad tests examples
+
+clean:
+	rm -rf $(VENV) build *.egg-info

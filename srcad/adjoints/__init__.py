@@ -1,0 +1,14 @@
+"""Adjoint rules, one module per family; importing this package registers them all."""
+
+from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
+    arithmetic,
+    elementwise,
+    indexing,
+    linalg,
+    nondiff,
+    reductions,
+    shape,
+)
+from srcad.adjoints.registry import adjoint, lookup, nondifferentiable
+
+__all__ = ["adjoint", "lookup", "nondifferentiable"]

@@ -1,0 +1,173 @@
+"""Adjoints of elementwise NumPy and ``math`` functions: gradient times local derivative."""
+
+import math
+
+import numpy as np
+
+from srcad.adjoints.registry import adjoint, d, xp
+from srcad.runtime.accumulate import unbroadcast
+
+# ---- trigonometric and hyperbolic ----
+
+
+@adjoint(np.sin, shape_preserving=True)
+def sin(y, x):
+    d[x] = d[y] * xp.cos(x)
+
+
+@adjoint(np.cos, shape_preserving=True)
+def cos(y, x):
+    d[x] = -d[y] * xp.sin(x)
+
+
+@adjoint(np.tan, shape_preserving=True)
+def tan(y, x):
+    d[x] = d[y] * (1 + y * y)
+
+
+@adjoint(np.tanh, shape_preserving=True)
+def tanh(y, x):
+    d[x] = d[y] * (1 - y * y)
+
+
+@adjoint(np.sinh, shape_preserving=True)
+def sinh(y, x):
+    d[x] = d[y] * xp.cosh(x)
+
+
+@adjoint(np.cosh, shape_preserving=True)
+def cosh(y, x):
+    d[x] = d[y] * xp.sinh(x)
+
+
+@adjoint(np.arcsin, shape_preserving=True)
+def arcsin(y, x):
+    d[x] = d[y] / xp.sqrt(1 - x * x)
+
+
+@adjoint(np.arccos, shape_preserving=True)
+def arccos(y, x):
+    d[x] = -d[y] / xp.sqrt(1 - x * x)
+
+
+@adjoint(np.arctan, shape_preserving=True)
+def arctan(y, x):
+    d[x] = d[y] / (1 + x * x)
+
+
+# ---- exponentials and logarithms ----
+
+
+@adjoint(np.exp, shape_preserving=True)
+def exp(y, x):
+    d[x] = d[y] * y
+
+
+@adjoint(np.expm1, shape_preserving=True)
+def expm1(y, x):
+    d[x] = d[y] * (y + 1)
+
+
+@adjoint(np.log, shape_preserving=True)
+def log(y, x):
+    d[x] = d[y] / x
+
+
+@adjoint(np.log1p, shape_preserving=True)
+def log1p(y, x):
+    d[x] = d[y] / (1 + x)
+
+
+@adjoint(np.log2, shape_preserving=True)
+def log2(y, x):
+    d[x] = d[y] / (x * math.log(2.0))
+
+
+@adjoint(np.log10, shape_preserving=True)
+def log10(y, x):
+    d[x] = d[y] / (x * math.log(10.0))
+
+
+# ---- powers and magnitudes ----
+
+
+@adjoint(np.sqrt, shape_preserving=True)
+def sqrt(y, x):
+    d[x] = d[y] / (2 * y)
+
+
+@adjoint(np.square, shape_preserving=True)
+def square(y, x):
+    d[x] = d[y] * 2 * x
+
+
+@adjoint(np.abs, np.absolute, abs, shape_preserving=True)
+def absolute(y, x):
+    d[x] = d[y] * xp.sign(x)
+
+
+# ---- selection: ties split the gradient evenly ----
+
+
+@adjoint(np.maximum)
+def maximum(y, a, b):
+    d[a] = unbroadcast(d[y] * (a > b) + 0.5 * d[y] * (a == b), a)
+    d[b] = unbroadcast(d[y] * (b > a) + 0.5 * d[y] * (a == b), b)
+
+
+@adjoint(np.minimum)
+def minimum(y, a, b):
+    d[a] = unbroadcast(d[y] * (a < b) + 0.5 * d[y] * (a == b), a)
+    d[b] = unbroadcast(d[y] * (b < a) + 0.5 * d[y] * (a == b), b)
+
+
+@adjoint(np.where)
+def where(y, condition, a, b):
+    d[a] = unbroadcast(xp.where(condition, d[y], 0), a)
+    d[b] = unbroadcast(xp.where(condition, 0, d[y]), b)
+
+
+@adjoint(np.clip)
+def clip(y, x, a_min=None, a_max=None):
+    d[x] = unbroadcast(d[y] * (y == x), x)
+    d[a_min] = unbroadcast(d[y] * (x < a_min), a_min)
+    d[a_max] = unbroadcast(d[y] * (x > a_max), a_max)
+
+
+# ---- the math module, on Python floats ----
+
+
+@adjoint(math.sin)
+def math_sin(y, x):
+    d[x] = d[y] * math.cos(x)
+
+
+@adjoint(math.cos)
+def math_cos(y, x):
+    d[x] = -d[y] * math.sin(x)
+
+
+@adjoint(math.tanh)
+def math_tanh(y, x):
+    d[x] = d[y] * (1 - y * y)
+
+
+@adjoint(math.exp)
+def math_exp(y, x):
+    d[x] = d[y] * y
+
+
+@adjoint(math.log)
+def math_log(y, x):
+    d[x] = d[y] / x
+
+
+@adjoint(math.sqrt)
+def math_sqrt(y, x):
+    d[x] = d[y] / (2 * y)
+
+
+@adjoint(math.pow)
+def math_pow(y, a, b):
+    d[a] = d[y] * b * math.pow(a, b - 1)
+    d[b] = d[y] * y * math.log(a)

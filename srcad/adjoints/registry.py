@@ -1,0 +1,149 @@
+"""The adjoint rule registry: op key -> parsed template, with residuals derived from it.
+
+A rule is a plain Python function whose first parameter is the op's result and whose other
+parameters are its operands, named and defaulted like the op's own signature. ``d[x]`` is the
+adjoint of ``x``: a store adds a contribution, a load reads the incoming gradient. ``xp`` is
+the array namespace of the call. Any other name assigned in the body is a temporary.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gast
+
+
+class _AdjointOf:
+    """Placeholder for ``d[x]`` in templates; templates are parsed, never run."""
+
+    def __getitem__(self, name: Any) -> Any:
+        raise RuntimeError("adjoint templates are source, not code to call")
+
+
+d = _AdjointOf()
+#: Placeholder for the array namespace in templates.
+xp: Any = None
+
+
+@dataclass(frozen=True)
+class Method:
+    """Key of an array method, e.g. ``x.sum(...)``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """Key of an array attribute read, e.g. ``x.T``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Operator:
+    """Key of a Python operator, by gast class name: ``Add``, ``USub``, ``MatMult``."""
+
+    name: str
+
+
+GETITEM = Operator("Subscript")
+COPY = Operator("Copy")
+
+
+@dataclass
+class Rule:
+    """One op's adjoint template."""
+
+    key: Any
+    name: str
+    body: list[gast.stmt]
+    signature: inspect.Signature
+    result: str
+    operands: tuple[str, ...]
+    globals: dict[str, Any]
+    residuals: frozenset[str]
+    shape_preserving: bool
+
+
+_RULES: dict[Any, Rule] = {}
+_NONDIFF: set[Any] = set()
+
+
+def _key(op: Any) -> Any:
+    try:
+        hash(op)
+        return op
+    except TypeError:
+        return id(op)
+
+
+def _residuals(body: list[gast.stmt], params: set[str]) -> frozenset[str]:
+    """Primal parameters the adjoint reads as values (not only as ``d[...]`` targets)."""
+    inside_d: set[int] = set()
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
+            if node.value.id == "d":
+                inside_d.update(id(n) for n in gast.walk(node.slice))
+    used = set()
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            if node.id in params and id(node) not in inside_d:
+                used.add(node.id)
+    return frozenset(used)
+
+
+def adjoint(*ops: Any, shape_preserving: bool = False) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the adjoint of each of ``ops``."""
+
+    def register(template: Callable) -> Callable:
+        src = textwrap.dedent(inspect.getsource(template))
+        fdef = gast.parse(src).body[0]
+        sig = inspect.signature(template)
+        names = list(sig.parameters)
+        params = set(names)
+        rule = Rule(
+            key=None,
+            name=template.__name__,
+            body=fdef.body,
+            signature=sig.replace(parameters=list(sig.parameters.values())[1:]),
+            result=names[0],
+            operands=tuple(names[1:]),
+            globals=template.__globals__,
+            residuals=_residuals(fdef.body, params),
+            shape_preserving=shape_preserving,
+        )
+        for op in ops:
+            _RULES[_key(op)] = rule
+        return template
+
+    return register
+
+
+def nondifferentiable(*ops: Any) -> None:
+    """Declare that the outputs of ``ops`` carry no gradient."""
+    for op in ops:
+        _NONDIFF.add(_key(op))
+
+
+def lookup(op: Any) -> Rule | None:
+    """The adjoint rule registered for ``op``."""
+    try:
+        return _RULES.get(_key(op))
+    except TypeError:
+        return None
+
+
+def is_nondifferentiable(op: Any) -> bool:
+    """Whether ``op`` is declared to have outputs without gradient."""
+    try:
+        return _key(op) in _NONDIFF
+    except TypeError:
+        return False
+
+
+def registered() -> dict[Any, Rule]:
+    """Every registered rule by key."""
+    return dict(_RULES)

@@ -1,0 +1,85 @@
+"""Adjoints of shape ops: reshape, transpose, squeeze, expand_dims, concatenate, stack, ..."""
+
+import numpy as np
+
+from srcad.adjoints.registry import Attribute, Method, adjoint, d, xp
+from srcad.runtime.accumulate import inverse_axes, unbroadcast, unconcatenate, unstack
+
+
+@adjoint(np.reshape)
+def reshape(y, x, shape):
+    d[x] = xp.reshape(d[y], x.shape)
+
+
+@adjoint(Method("reshape"))
+def reshape_method(y, x, *shape):
+    d[x] = xp.reshape(d[y], x.shape)
+
+
+@adjoint(np.ravel, Method("ravel"), Method("flatten"))
+def ravel(y, x):
+    d[x] = xp.reshape(d[y], x.shape)
+
+
+@adjoint(np.squeeze, Method("squeeze"))
+def squeeze(y, x, axis=None):
+    d[x] = xp.reshape(d[y], x.shape)
+
+
+@adjoint(np.expand_dims)
+def expand_dims(y, x, axis):
+    d[x] = xp.reshape(d[y], x.shape)
+
+
+@adjoint(np.transpose)
+def transpose(y, x, axes=None):
+    d[x] = xp.transpose(d[y], inverse_axes(axes))
+
+
+@adjoint(Method("transpose"))
+def transpose_method(y, x, *axes):
+    d[x] = xp.transpose(d[y], inverse_axes(axes))
+
+
+@adjoint(Attribute("T"))
+def transpose_attribute(y, x):
+    d[x] = d[y].T
+
+
+@adjoint(np.swapaxes, Method("swapaxes"))
+def swapaxes(y, x, axis1, axis2):
+    d[x] = xp.swapaxes(d[y], axis1, axis2)
+
+
+@adjoint(np.moveaxis)
+def moveaxis(y, x, source, destination):
+    d[x] = xp.moveaxis(d[y], destination, source)
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to(y, x, shape):
+    d[x] = unbroadcast(d[y], x)
+
+
+@adjoint(np.concatenate)
+def concatenate(y, arrays, axis=0):
+    pieces = unconcatenate(d[y], arrays, axis)
+    for i, x in enumerate(arrays):
+        d[x] = pieces[i]
+
+
+@adjoint(np.stack)
+def stack(y, arrays, axis=0):
+    pieces = unstack(d[y], axis)
+    for i, x in enumerate(arrays):
+        d[x] = pieces[i]
+
+
+@adjoint(Method("astype"))
+def astype(y, x, dtype):
+    d[x] = d[y].astype(x.dtype)
+
+
+@adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)
+def copy(y, x):
+    d[x] = d[y]

@@ -1,0 +1,215 @@
+"""The public entry points: grad, value_and_grad, vjp and source."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from srcad.transform.cache import reverse_cached
+from srcad.transform.pipeline import Generated
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+
+def _positional_params(func: Callable) -> list[str]:
+    if not callable(func):
+        raise TypeError(f"srcad differentiates functions; got {type(func).__name__}")
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in sig.parameters.values() if p.kind in kinds]
+
+
+def _normalize_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
+    """``wrt`` as parameter indices, and whether a single gradient (not a tuple) is wanted."""
+    params = _positional_params(func)
+    single = isinstance(wrt, (int, str))
+    items = [wrt] if single else list(wrt)
+    if not items:
+        raise ValueError("wrt must name at least one parameter")
+    indices = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt entries must be parameter indices or names, got {item!r}")
+        if isinstance(item, str):
+            if item not in params:
+                raise ValueError(
+                    f"wrt={item!r} names no parameter of {func.__name__}{tuple(params)}"
+                )
+            indices.append(params.index(item))
+        else:
+            if not -len(params) <= item < len(params):
+                raise ValueError(
+                    f"wrt={item} is out of range: {func.__name__} has {len(params)} "
+                    f"positional parameter(s) {tuple(params)}"
+                )
+            indices.append(item % len(params))
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"wrt names a parameter twice: {wrt!r}")
+    return tuple(indices), single
+
+
+def _check_differentiable(value: Any, name: str) -> None:
+    """Raise TypeError unless ``value`` is a real floating-point number or array."""
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Integral) and not hasattr(value, "dtype")
+    ):
+        raise TypeError(
+            f"cannot differentiate with respect to '{name}': it is {type(value).__name__} "
+            f"{value!r}; pass a float (e.g. {float(value)!r})"
+        )
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        if getattr(dtype, "kind", "f") != "f":
+            raise TypeError(
+                f"cannot differentiate with respect to '{name}': its dtype is {dtype}; "
+                "gradients need a floating-point dtype (use .astype(float))"
+            )
+        return
+    if not isinstance(value, float):
+        raise TypeError(
+            f"cannot differentiate with respect to '{name}': {type(value).__name__} is not a "
+            "float or a floating-point array"
+        )
+
+
+def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
+    """Give ``grad`` the type, shape and dtype of its argument; never alias another value."""
+    if not hasattr(arg, "shape"):
+        return float(grad)
+    shape = tuple(arg.shape)
+    if not hasattr(grad, "shape") or tuple(grad.shape) != shape:
+        if getattr(grad, "size", 1) != 1:
+            raise RuntimeError(
+                f"srcad internal error: gradient of shape {grad.shape} for an argument of "
+                f"shape {shape}; please report this with the function"
+            )
+        grad = np.full(shape, grad, dtype=arg.dtype) if isinstance(arg, np.ndarray) else grad
+    if grad.dtype != arg.dtype:
+        grad = grad.astype(arg.dtype)
+    if isinstance(arg, np.generic):
+        return arg.dtype.type(grad)
+    if isinstance(grad, np.ndarray) and not grad.flags.writeable:
+        grad = grad.copy()
+    if any(grad is other for other in others):
+        grad = grad.copy()
+    return grad
+
+
+class _Derivative:
+    """A derivative of a user function; transformed on first use, then cached."""
+
+    def __init__(self, func: Callable, wrt: Wrt, with_value: bool) -> None:
+        self._func = func
+        self._wrt, self._single = _normalize_wrt(func, wrt)
+        self._with_value = with_value
+        self._generated: Generated | None = None
+        functools.update_wrapper(self, func)
+
+    def generated(self) -> Generated:
+        """The compiled derivative (transforming the function on first call)."""
+        if self._generated is None:
+            self._generated = reverse_cached(self._func, self._wrt, self._single, "grad")
+        return self._generated
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        gen = self._generated or self.generated()
+        if kwargs:
+            bound = inspect.signature(self._func).bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = [bound.arguments[p] for p in gen.params]
+        else:
+            values = list(args)
+        wrt_args = []
+        for index, name in zip(self._wrt, gen.wrt):
+            if index >= len(values):
+                raise TypeError(f"{self._func.__name__}() missing argument '{name}'")
+            _check_differentiable(values[index], name)
+            wrt_args.append(values[index])
+        value, grads = gen.function(*args, **kwargs)
+        if np.ndim(value) != 0:
+            raise TypeError(
+                f"grad needs a function with a scalar output; {self._func.__name__} returned "
+                f"shape {np.shape(value)}. Use srcad.vjp for non-scalar outputs"
+            )
+        if self._single:
+            grads = _match(grads, wrt_args[0], values)
+        else:
+            fixed: list[Any] = []
+            for g, arg in zip(grads, wrt_args):
+                fixed.append(_match(g, arg, values + fixed))
+            grads = tuple(fixed)
+        return (value, grads) if self._with_value else grads
+
+
+def grad(f: Callable | None = None, wrt: Wrt = 0) -> Any:
+    """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt``.
+
+    Usable as ``srcad.grad(f, wrt=...)``, ``@srcad.grad`` or ``@srcad.grad(wrt=...)``.
+    """
+    if f is None:
+        return lambda func: _Derivative(func, wrt, with_value=False)
+    return _Derivative(f, wrt, with_value=False)
+
+
+def value_and_grad(f: Callable | None = None, wrt: Wrt = 0) -> Any:
+    """Like :func:`grad`, but the derivative returns ``(value, gradient)``."""
+    if f is None:
+        return lambda func: _Derivative(func, wrt, with_value=True)
+    return _Derivative(f, wrt, with_value=True)
+
+
+def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
+
+    Cotangents of non-float arguments (integers, strings, ...) are ``None``.
+    """
+    params = _positional_params(f)
+    if len(primals) > len(params) and params:
+        raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")
+    wrt = []
+    for k, value in enumerate(primals):
+        try:
+            _check_differentiable(value, params[k] if k < len(params) else str(k))
+            wrt.append(k)
+        except TypeError:
+            continue
+    if not wrt:
+        raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
+    gen = reverse_cached(f, tuple(wrt), False, "vjp")
+    out, raw_pullback = gen.function(*primals)
+    out_shape = np.shape(out)
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if np.shape(cotangent) != out_shape:
+            raise ValueError(
+                f"cotangent has shape {np.shape(cotangent)}, but {f.__name__} returned shape "
+                f"{out_shape}"
+            )
+        grads = raw_pullback(cotangent)
+        result: list[Any] = [None] * len(primals)
+        fixed: list[Any] = []
+        for k, g in zip(wrt, grads):
+            result[k] = _match(g, primals[k], [*primals, cotangent, *fixed])
+            fixed.append(result[k])
+        return tuple(result)
+
+    pullback.__wrapped__ = raw_pullback  # type: ignore[attr-defined]
+    pullback.srcad_source = gen.source  # type: ignore[attr-defined]
+    return out, pullback
+
+
+def source(df: Any) -> str:
+    """The generated Python source of a derivative made by srcad."""
+    if isinstance(df, _Derivative):
+        return df.generated().source
+    text = getattr(df, "srcad_source", None)
+    if text is None:
+        raise TypeError(f"{df!r} is not a derivative made by srcad")
+    return text

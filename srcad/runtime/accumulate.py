@@ -1,0 +1,251 @@
+"""Helpers the generated adjoint code calls: undo broadcasting and reductions, scatter.
+
+Each helper is short and works on any array type with NumPy-style methods.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from srcad.runtime.backend import array_namespace
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(getattr(x, "shape", ()))
+
+
+def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else a for a in axis))
+
+
+def unbroadcast(g: Any, x: Any) -> Any:
+    """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
+    shape = _shape(x)
+    gshape = _shape(g)
+    if gshape == shape:
+        return g
+    xp = array_namespace(g, x)
+    if len(gshape) < len(shape):
+        return xp.broadcast_to(xp.asarray(g, dtype=x.dtype), shape)
+    lead = len(gshape) - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if ones:
+        g = g.sum(axis=ones, keepdims=True)
+    if not shape and not hasattr(x, "shape"):
+        return g[()]
+    return g
+
+
+def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Broadcast the gradient of a reduction of ``x`` back to ``x``'s shape and dtype."""
+    xp = array_namespace(g, x)
+    g = xp.asarray(g, dtype=x.dtype)
+    if axis is not None and not keepdims:
+        g = xp.expand_dims(g, _normalize_axes(axis, x.ndim))
+    return xp.broadcast_to(g, x.shape)
+
+
+def keep_reduced(y: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """A reduction's result ``y`` with the reduced axes of ``x`` kept as length 1."""
+    if axis is None or keepdims:
+        return y
+    xp = array_namespace(y, x)
+    return xp.expand_dims(y, _normalize_axes(axis, x.ndim))
+
+
+def count(x: Any, axis: Any = None) -> int:
+    """How many elements of ``x`` a reduction over ``axis`` combines."""
+    shape = _shape(x)
+    return math.prod(shape[a] for a in _normalize_axes(axis, len(shape)))
+
+
+def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Where ``x`` attains the max/min ``y``: 1 / (number of ties), else 0."""
+    hits = (x == keep_reduced(y, x, axis, keepdims)).astype(x.dtype)
+    return hits / hits.sum(axis=axis, keepdims=True)
+
+
+def prod_others(x: Any, axis: Any = None) -> Any:
+    """For each element of ``x``, the product of the others it was reduced with.
+
+    Exclusive cumulative products from both ends, so zeros in ``x`` are handled exactly.
+    """
+    xp = array_namespace(x)
+    axes = _normalize_axes(axis, x.ndim)
+    rest = tuple(a for a in range(x.ndim) if a not in axes)
+    moved = xp.transpose(x, rest + axes)
+    flat = xp.reshape(moved, tuple(x.shape[a] for a in rest) + (-1,))
+    ones = xp.ones_like(flat[..., :1])
+    left = xp.concatenate([ones, xp.cumprod(flat[..., :-1], axis=-1)], axis=-1)
+    right = xp.flip(
+        xp.concatenate([ones, xp.cumprod(xp.flip(flat[..., 1:], axis=-1), axis=-1)], axis=-1),
+        axis=-1,
+    )
+    others = xp.reshape(left * right, moved.shape)
+    inverse = tuple(sorted(range(x.ndim), key=(rest + axes).__getitem__))
+    return xp.transpose(others, inverse)
+
+
+def inverse_axes(axes: Any) -> Any:
+    """The permutation that undoes ``transpose(axes)`` (``None`` reverses, its own inverse)."""
+    if axes is not None and len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple)):
+        axes = axes[0]
+    if axes is None or len(axes) == 0:
+        return None
+    n = len(axes)
+    return tuple(sorted(range(n), key=lambda i: axes[i] % n))
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero gradient for ``x``: ``0.0`` for a Python number, else a zero array."""
+    if not hasattr(x, "shape"):
+        return 0.0
+    return array_namespace(x).zeros_like(x)
+
+
+def add_at(buffer: Any, index: Any, g: Any) -> None:
+    """``buffer[index] += g`` with repeated indices accumulated (``np.add.at`` semantics)."""
+    if _is_basic(index):
+        buffer[index] += g
+        return
+    xp = array_namespace(buffer)
+    if hasattr(xp, "add") and hasattr(xp.add, "at"):
+        xp.add.at(buffer, index, g)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(buffer, index, g)
+
+
+def _is_basic(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        item is None or item is Ellipsis or isinstance(item, (int, slice)) and item is not True
+        for item in items
+    )
+
+
+def unconcatenate(g: Any, xs: Sequence[Any], axis: int = 0) -> list[Any]:
+    """Split the gradient of ``concatenate(xs, axis)`` into one piece per input."""
+    xp = array_namespace(g)
+    bounds = []
+    total = 0
+    for x in xs[:-1]:
+        total += _shape(x)[axis]
+        bounds.append(total)
+    return xp.split(g, bounds, axis=axis)
+
+
+def unstack(g: Any, axis: int = 0) -> list[Any]:
+    """Split the gradient of ``stack(xs, axis)`` into one piece per input."""
+    xp = array_namespace(g)
+    return list(xp.moveaxis(g, axis, 0))
+
+
+def grad_matmul_lhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``a @ b`` with respect to ``a``."""
+    if a.ndim == 2 and b.ndim == 2:
+        return g @ b.T
+    xp = array_namespace(g, a, b)
+    if b.ndim == 1:
+        return g * b if a.ndim == 1 else unbroadcast(xp.expand_dims(g, -1) * b, a)
+    if a.ndim == 1:
+        return unbroadcast((b @ xp.expand_dims(g, -1))[..., 0], a)
+    return unbroadcast(g @ xp.swapaxes(b, -1, -2), a)
+
+
+def grad_matmul_rhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``a @ b`` with respect to ``b``."""
+    if a.ndim == 2 and b.ndim == 2:
+        return a.T @ g
+    xp = array_namespace(g, a, b)
+    if a.ndim == 1:
+        if b.ndim == 1:
+            return g * a
+        return unbroadcast(xp.expand_dims(a, -1) * xp.expand_dims(g, -2), b)
+    if b.ndim == 1:
+        return unbroadcast((xp.swapaxes(a, -1, -2) @ xp.expand_dims(g, -1))[..., 0], b)
+    return unbroadcast(xp.swapaxes(a, -1, -2) @ g, b)
+
+
+def _check_dot(a: Any, b: Any) -> None:
+    if _ndim(a) > 2 or _ndim(b) > 2:
+        raise NotImplementedError(
+            "the gradient of np.dot is implemented for arrays of at most 2 dimensions; "
+            "use np.matmul or np.einsum for stacked arrays"
+        )
+
+
+def _ndim(x: Any) -> int:
+    return len(_shape(x))
+
+
+def grad_dot_lhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
+    _check_dot(a, b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    return grad_matmul_lhs(g, a, b)
+
+
+def grad_dot_rhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    _check_dot(a, b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    return grad_matmul_rhs(g, a, b)
+
+
+def grad_inner_lhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.inner(a, b)`` (contracting last axes) with respect to ``a``."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    xp = array_namespace(g, a, b)
+    lead = _ndim(a) - 1
+    axes = (tuple(range(lead, lead + _ndim(b) - 1)), tuple(range(_ndim(b) - 1)))
+    return xp.tensordot(g, b, axes=axes)
+
+
+def grad_inner_rhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.inner(a, b)`` (contracting last axes) with respect to ``b``."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    xp = array_namespace(g, a, b)
+    lead = _ndim(a) - 1
+    return xp.tensordot(g, a, axes=(tuple(range(lead)), tuple(range(lead))))
+
+
+def grad_einsum(subscripts: str, g: Any, operands: Sequence[Any], i: int) -> Any:
+    """Gradient of ``einsum(subscripts, *operands)`` with respect to operand ``i``."""
+    spec = subscripts.replace(" ", "")
+    if "..." in spec:
+        raise NotImplementedError("the gradient of einsum with '...' is not supported yet")
+    inputs, _, output = spec.partition("->")
+    specs = inputs.split(",")
+    if "->" not in spec:
+        letters = "".join(specs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    target = specs[i]
+    if len(set(target)) != len(target):
+        raise NotImplementedError(
+            f"the gradient of einsum for operand {target!r} with a repeated index "
+            "(a diagonal) is not supported yet"
+        )
+    others = [s for j, s in enumerate(specs) if j != i]
+    other_ops = [op for j, op in enumerate(operands) if j != i]
+    available = set(output).union(*others)
+    kept = "".join(c for c in target if c in available)
+    xp = array_namespace(g, *operands)
+    result = xp.einsum(",".join([output, *others]) + "->" + kept, g, *other_ops)
+    if kept == target:
+        return result
+    x = operands[i]
+    missing = tuple(k for k, c in enumerate(target) if c not in available)
+    return xp.broadcast_to(xp.expand_dims(result, missing), x.shape)

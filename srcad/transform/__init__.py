@@ -1,0 +1,1 @@
+"""The source-to-source transformer: parse, fence, normalize, analyse, reverse, optimize, emit."""

@@ -1,0 +1,1 @@
+"""Read-only analyses over normalized code."""

@@ -1,0 +1,40 @@
+"""Cache of transformed functions, keyed by what determines the generated code."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from srcad.transform.pipeline import Generated, reverse_mode
+
+_CACHE: dict[tuple, Generated] = {}
+_LOCK = threading.Lock()
+#: How many times the pipeline actually ran (tests read it to check caching).
+builds = 0
+
+
+def _key(func: Callable, *options: Any) -> tuple:
+    cells = tuple(func.__closure__ or ())
+    return (func.__code__, id(func.__globals__), cells, *options)
+
+
+def reverse_cached(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) -> Generated:
+    """The reverse-mode derivative of ``func``, transformed once per key."""
+    global builds
+    key = _key(func, wrt, single, mode)
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is None:
+            found = reverse_mode(func, wrt, single, mode)
+            builds += 1
+            _CACHE[key] = found
+    return found
+
+
+def clear() -> None:
+    """Forget every transformed function."""
+    with _LOCK:
+        _CACHE.clear()

@@ -1,0 +1,136 @@
+"""Read a function's source, parse it with gast, and resolve the names it reads."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+from srcad.errors import SourceUnavailableError, TransformError, UnsupportedConstructError
+
+_MISSING = object()
+
+
+@dataclass
+class Source:
+    """A parsed user function with what is needed to locate and resolve its parts."""
+
+    func: Callable
+    tree: gast.FunctionDef
+    filename: str
+    first_line: int
+    indent: int
+    lines: list[str]
+    namespace: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The function's name."""
+        return self.tree.name
+
+    @property
+    def params(self) -> list[str]:
+        """Positional parameter names, in order."""
+        args = self.tree.args
+        return [a.id for a in args.posonlyargs + args.args]
+
+    def location(self, node: gast.AST) -> tuple[str, int | None, int | None, str | None]:
+        """File, line, column and line text of ``node`` in the user's file."""
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            return self.filename, None, None, None
+        col = getattr(node, "col_offset", 0) + self.indent
+        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else None
+        return self.filename, self.first_line + lineno - 1, col, text
+
+    def error(
+        self, message: str, node: gast.AST, kind: type[TransformError] = UnsupportedConstructError
+    ) -> TransformError:
+        """An error of ``kind`` located at ``node``."""
+        filename, lineno, col, text = self.location(node)
+        if lineno is None:
+            return kind(message, filename=filename, lineno=self.first_line)
+        return kind(message, filename=filename, lineno=lineno, col=col, source_line=text)
+
+    def line_text(self, node: gast.AST) -> str:
+        """The stripped source line ``node`` starts on."""
+        text = self.location(node)[3]
+        return text.strip() if text else ""
+
+    def lookup(self, name: str) -> Any:
+        """The object a free name refers to: closure, then globals, then builtins."""
+        if name in self.namespace:
+            return self.namespace[name]
+        return getattr(builtins, name, _MISSING)
+
+    def resolve(self, expr: gast.expr, local_names: set[str]) -> Any:
+        """The Python object a Name/Attribute chain denotes, or MISSING for locals/unknowns."""
+        if isinstance(expr, gast.Name):
+            if expr.id in local_names:
+                return _MISSING
+            return self.lookup(expr.id)
+        if isinstance(expr, gast.Attribute):
+            base = self.resolve(expr.value, local_names)
+            if base is _MISSING:
+                return _MISSING
+            return getattr(base, expr.attr, _MISSING)
+        return _MISSING
+
+
+MISSING = _MISSING
+
+
+def parse_function(func: Callable) -> Source:
+    """Parse ``func``'s source into a :class:`Source`."""
+    if not inspect.isfunction(func):
+        what = type(func).__name__
+        raise SourceUnavailableError(
+            f"srcad differentiates Python functions defined with 'def'; got {what} {func!r}"
+        )
+    code = func.__code__
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or code.co_filename
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailableError(
+            f"the source of {func.__qualname__} is unavailable ({exc}); srcad needs the "
+            "function's source file (functions typed at the REPL or built by exec have none)",
+            filename=code.co_filename,
+            lineno=code.co_firstlineno,
+        ) from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    first = next((ln for ln in lines if ln.strip()), "")
+    indent = len(first) - len(first.lstrip())
+    try:
+        module = gast.parse(dedented)
+    except SyntaxError as exc:
+        raise SourceUnavailableError(
+            f"cannot parse the source of {func.__qualname__}: {exc.msg}",
+            filename=filename,
+            lineno=first_line,
+        ) from None
+    tree = module.body[0] if module.body else None
+    if isinstance(tree, gast.AsyncFunctionDef):
+        source = Source(func, tree, filename, first_line, indent, lines)
+        raise source.error("async functions cannot be differentiated", tree)
+    if not isinstance(tree, gast.FunctionDef):
+        raise SourceUnavailableError(
+            f"{func.__qualname__} is not defined by a 'def' statement (lambdas arrive with "
+            "calls and closures)",
+            filename=filename,
+            lineno=first_line,
+        )
+    tree.decorator_list = []
+    namespace = dict(func.__globals__)
+    if func.__closure__:
+        for name, cell in zip(code.co_freevars, func.__closure__):
+            try:
+                namespace[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return Source(func, tree, filename, first_line, indent, lines, namespace)

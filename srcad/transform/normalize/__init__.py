@@ -1,0 +1,1 @@
+"""Normalizing passes: desugar, A-normal form, SSA renaming."""

@@ -1,0 +1,191 @@
+"""A-normal form: every statement performs one operation on names and constants.
+
+>>> import gast
+>>> from srcad.transform.codegen import to_source
+>>> from srcad.transform.naming import Namer
+>>> tree = gast.parse("def f(W, b, x):\\n    return np.tanh(x @ W + b)").body[0]
+>>> print(to_source(anf(tree, Namer.for_tree(tree), {"np"})))
+def f(W, b, x):
+    _t1 = x @ W
+    _t2 = _t1 + b
+    f = np.tanh(_t2)
+    return f
+"""
+
+from __future__ import annotations
+
+import gast
+
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.naming import Namer
+
+
+def local_names(tree: gast.FunctionDef) -> set[str]:
+    """Parameters and every name the function assigns."""
+    names = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names
+
+
+def is_static(expr: gast.expr, local: set[str]) -> bool:
+    """An expression of constants and free names only, without calls: kept whole."""
+    for node in gast.walk(expr):
+        if isinstance(node, gast.Name) and node.id in local:
+            return False
+        if isinstance(node, (gast.Call, gast.Subscript, gast.Starred, gast.Lambda)):
+            return False
+        if not isinstance(
+            node,
+            (
+                gast.Name,
+                gast.Constant,
+                gast.Attribute,
+                gast.UnaryOp,
+                gast.BinOp,
+                gast.Tuple,
+                gast.unaryop,
+                gast.operator,
+                gast.expr_context,
+            ),
+        ):
+            return False
+    return True
+
+
+class _Flattener:
+    def __init__(self, namer: Namer, local: set[str]) -> None:
+        self.namer = namer
+        self.local = local
+        self.out: list[gast.stmt] = []
+        self.origin: gast.stmt | None = None
+
+    def emit(self, stmt: gast.stmt, expr: gast.expr | None = None) -> None:
+        setanno(stmt, "origin", self.origin)
+        setanno(stmt, "expr", expr if expr is not None else getattr(stmt, "value", None))
+        gast.copy_location(stmt, expr if expr is not None else self.origin)
+        self.out.append(stmt)
+
+    def atom(self, expr: gast.expr) -> gast.expr:
+        if isinstance(expr, (gast.Name, gast.Constant)) or is_static(expr, self.local):
+            return expr
+        value = self.op(expr)
+        name = self.namer.temp()
+        self.emit(build.assign(name, value), expr)
+        return build.load(name)
+
+    def index(self, index: gast.expr) -> gast.expr:
+        if isinstance(index, gast.Slice):
+            return gast.Slice(
+                lower=index.lower and self.atom(index.lower),
+                upper=index.upper and self.atom(index.upper),
+                step=index.step and self.atom(index.step),
+            )
+        if isinstance(index, gast.Tuple):
+            return build.tuple_([self.index(e) for e in index.elts])
+        return self.atom(index)
+
+    def op(self, expr: gast.expr) -> gast.expr:
+        """``expr`` with its operands reduced to atoms (the operation itself stays)."""
+        if isinstance(expr, gast.BinOp):
+            return gast.copy_location(
+                build.binop(self.atom(expr.left), expr.op, self.atom(expr.right)), expr
+            )
+        if isinstance(expr, gast.UnaryOp):
+            if is_static(expr, self.local):
+                return expr
+            return gast.copy_location(
+                gast.UnaryOp(op=expr.op, operand=self.atom(expr.operand)), expr
+            )
+        if isinstance(expr, gast.Compare):
+            left = self.atom(expr.left)
+            comparators = [self.atom(c) for c in expr.comparators]
+            return gast.copy_location(
+                gast.Compare(left=left, ops=expr.ops, comparators=comparators), expr
+            )
+        if isinstance(expr, gast.BoolOp):
+            values = [self.atom(v) for v in expr.values]
+            return gast.copy_location(gast.BoolOp(op=expr.op, values=values), expr)
+        if isinstance(expr, gast.Call):
+            func = expr.func
+            if isinstance(func, gast.Attribute) and not is_static(func, self.local):
+                func = gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=func.ctx)
+            elif not is_static(func, self.local):
+                func = self.atom(func)
+            args = [self.arg(a) for a in expr.args]
+            keywords = [gast.keyword(arg=k.arg, value=self.arg(k.value)) for k in expr.keywords]
+            return gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), expr)
+        if isinstance(expr, gast.Attribute):
+            if is_static(expr, self.local):
+                return expr
+            return gast.copy_location(
+                gast.Attribute(value=self.atom(expr.value), attr=expr.attr, ctx=expr.ctx), expr
+            )
+        if isinstance(expr, gast.Subscript):
+            value = self.atom(expr.value)
+            return gast.copy_location(
+                gast.Subscript(value=value, slice=self.index(expr.slice), ctx=expr.ctx), expr
+            )
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            elts = [self.atom(e) for e in expr.elts]
+            return gast.copy_location(type(expr)(elts=elts, ctx=gast.Load()), expr)
+        return expr
+
+    def arg(self, expr: gast.expr) -> gast.expr:
+        if isinstance(expr, (gast.List, gast.Tuple)):
+            elts = [self.arg(e) for e in expr.elts]
+            return gast.copy_location(type(expr)(elts=elts, ctx=gast.Load()), expr)
+        return self.atom(expr)
+
+    def statement(self, stmt: gast.stmt, result_name: str) -> None:
+        self.origin = getanno(stmt, "origin", stmt)
+        if isinstance(stmt, gast.Assign):
+            value = stmt.value
+            targets = stmt.targets
+            first = targets[0]
+            if isinstance(first, gast.Name):
+                self.emit(build.assign(first.id, self.op(value)), value)
+            elif isinstance(first, (gast.Tuple, gast.List)) and isinstance(
+                value, (gast.Tuple, gast.List)
+            ):
+                if len(first.elts) != len(value.elts):
+                    raise ValueError("unpack length mismatch")
+                temps = []
+                for elt in value.elts:
+                    temp = self.namer.temp()
+                    self.emit(build.assign(temp, self.op(elt)), elt)
+                    temps.append(temp)
+                for target, temp in zip(first.elts, temps):
+                    self.emit(build.assign(target.id, build.load(temp)), value)
+            else:
+                self.emit(build.assign(first, self.atom(value)), value)
+            for other in targets[1:]:
+                source = first if isinstance(first, gast.Name) else None
+                if source is None:
+                    raise ValueError("chained assignment to a tuple")
+                self.emit(build.assign(other.id if isinstance(other, gast.Name) else other,
+                                       build.load(source.id)), value)
+        elif isinstance(stmt, gast.Return):
+            value = stmt.value if stmt.value is not None else build.const(None)
+            if isinstance(value, gast.Name):
+                self.emit(build.ret(value), value)
+            else:
+                self.emit(build.assign(result_name, self.op(value)), value)
+                self.emit(build.ret(build.load(result_name)), value)
+        elif isinstance(stmt, gast.Expr):
+            self.emit(gast.Expr(value=self.op(stmt.value)), stmt.value)
+        else:
+            self.emit(stmt)
+
+
+def anf(tree: gast.FunctionDef, namer: Namer, free: set[str] | None = None) -> gast.FunctionDef:
+    """Rewrite ``tree``'s body into A-normal form (see module docstring)."""
+    local = local_names(tree)
+    flat = _Flattener(namer, local)
+    result_name = namer.fresh(tree.name)
+    for stmt in tree.body:
+        flat.statement(stmt, result_name)
+    tree.body = flat.out
+    return tree

@@ -1,0 +1,40 @@
+"""SSA-style renaming: a name assigned twice in straight-line code gets a fresh name.
+
+>>> import gast
+>>> from srcad.transform.codegen import to_source
+>>> from srcad.transform.naming import Namer
+>>> tree = gast.parse("def f(x):\\n    h = x * 2\\n    h = h + x\\n    return h").body[0]
+>>> print(to_source(rename(tree, Namer.for_tree(tree))))
+def f(x):
+    h = x * 2
+    h_1 = h + x
+    return h_1
+"""
+
+from __future__ import annotations
+
+import gast
+
+from srcad.transform.naming import Namer
+
+
+def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
+    """Give every redefinition of a name in ``tree`` a fresh name; update the reads."""
+    args = tree.args
+    defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    current: dict[str, str] = {}
+    for stmt in tree.body:
+        stores = []
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Load):
+                    node.id = current.get(node.id, node.id)
+                elif isinstance(node.ctx, gast.Store):
+                    stores.append(node)
+        for node in stores:
+            if node.id in defined:
+                new = namer.fresh(node.id)
+                current[node.id] = new
+                node.id = new
+            defined.add(node.id)
+    return tree

@@ -1,0 +1,122 @@
+"""Classify the single operation of an A-normal-form statement: its registry key and operands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+
+from srcad.adjoints.registry import (
+    COPY,
+    GETITEM,
+    Attribute,
+    Method,
+    Operator,
+    is_nondifferentiable,
+    lookup,
+)
+from srcad.transform.frontend import MISSING, Source
+
+DYNAMIC_GETITEM = Operator("SubscriptDynamic")
+SQUARE = Operator("Square")
+COMPARE = Operator("Compare")
+UNKNOWN = Operator("Unknown")
+
+
+@dataclass
+class Op:
+    """The operation of one statement: what it is, what it reads, how to describe it."""
+
+    key: Any
+    args: list[gast.expr]
+    keywords: dict[str, gast.expr]
+    label: str
+    callee: Any = None
+
+    @property
+    def nondifferentiable(self) -> bool:
+        """Whether the op's outputs carry no gradient."""
+        return self.key is COMPARE or is_nondifferentiable(self.key)
+
+    @property
+    def rule(self) -> Any:
+        """The adjoint rule of the op, if one is registered."""
+        return lookup(self.key)
+
+
+def _describe(obj: Any, fallback: str) -> str:
+    module = getattr(obj, "__module__", None) or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:
+        return fallback
+    if module in ("numpy", "builtins") or not module:
+        return f"np.{name}" if module == "numpy" else name
+    return f"{module}.{name}"
+
+
+def _is_static_index(index: gast.expr) -> bool:
+    for node in gast.walk(index):
+        if isinstance(node, gast.Name):
+            return False
+    return True
+
+
+def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
+    """The :class:`Op` performed by an A-normal-form expression ``value``."""
+    if isinstance(value, gast.BinOp):
+        name = type(value.op).__name__
+        if (
+            name == "Mult"
+            and isinstance(value.left, gast.Name)
+            and isinstance(value.right, gast.Name)
+            and value.left.id == value.right.id
+        ):
+            return Op(SQUARE, [value.left], {}, "'*'")
+        return Op(Operator(name), [value.left, value.right], {}, f"operator {name}")
+    if isinstance(value, gast.UnaryOp):
+        name = type(value.op).__name__
+        return Op(Operator(name), [value.operand], {}, f"unary {name}")
+    if isinstance(value, (gast.Compare, gast.BoolOp)):
+        return Op(COMPARE, [], {}, "comparison")
+    if isinstance(value, (gast.Name, gast.Constant)):
+        return Op(COPY, [value], {}, "assignment")
+    if isinstance(value, gast.Attribute):
+        obj = source.resolve(value, local)
+        if obj is not MISSING:
+            return Op(COPY, [value], {}, "constant")
+        return Op(Attribute(value.attr), [value.value], {}, f"attribute .{value.attr}")
+    if isinstance(value, gast.Subscript):
+        key = GETITEM if _is_static_index(value.slice) else DYNAMIC_GETITEM
+        return Op(key, [value.value, value.slice], {}, "indexing")
+    if isinstance(value, gast.Call):
+        keywords = {k.arg: k.value for k in value.keywords}
+        func = value.func
+        obj = source.resolve(func, local)
+        if obj is not MISSING:
+            return Op(obj, list(value.args), keywords, _describe(obj, "call"), callee=obj)
+        if isinstance(func, gast.Attribute):
+            args = [func.value, *value.args]
+            return Op(Method(func.attr), args, keywords, f"method .{func.attr}()")
+        label = func.id if isinstance(func, gast.Name) else "call"
+        return Op(UNKNOWN, list(value.args), keywords, label)
+    return Op(UNKNOWN, [], {}, type(value).__name__)
+
+
+def operand_names(value: gast.expr) -> set[str]:
+    """Names an expression reads."""
+    return {n.id for n in gast.walk(value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def differentiable_operand_names(value: gast.expr, op: Op) -> set[str]:
+    """Names whose values a differentiable op's result depends on smoothly."""
+    if op.key in (GETITEM, DYNAMIC_GETITEM):
+        return operand_names(op.args[0])
+    if isinstance(value, gast.Call) and op.callee is None and isinstance(value.func, gast.Name):
+        return operand_names(value)
+    names: set[str] = set()
+    for arg in op.args:
+        names |= operand_names(arg)
+    for arg in op.keywords.values():
+        names |= operand_names(arg)
+    return names

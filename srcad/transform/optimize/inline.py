@@ -1,0 +1,53 @@
+"""Inline temporaries read exactly once into the statement that reads them.
+
+``_t1 = x @ W; _t2 = _t1 + b; h = np.tanh(_t2)`` becomes ``h = np.tanh(x @ W + b)``.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from srcad.transform import build
+from srcad.transform.anno import getanno
+from srcad.transform.naming import Namer
+from srcad.transform.optimize.usage import Rename, assigned, bodies, counts, mutated, reads
+
+
+def _try_inline(body: list[gast.stmt], j: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+    stmt = body[j]
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    name = stmt.targets[0].id
+    if name not in namer.generated or not getanno(stmt, "pure", False):
+        return False
+    read, written = counts(tree)
+    if read[name] != 1 or written[name] != 1:
+        return False
+    use = next((i for i in range(j + 1, len(body)) if name in reads(body[i])), None)
+    if use is None or isinstance(body[use], (gast.FunctionDef, gast.Return)):
+        return False
+    if name in mutated(body[use]):
+        return False
+    # keep each source line's adjoint block separate: never inline across a comment
+    if any(build.is_comment(s) for s in body[j + 1 : use]):
+        return False
+    inputs = set(reads(stmt.value))
+    for s in body[j + 1 : use]:
+        if inputs & (set(assigned(s)) | set(mutated(s))):
+            return False
+    Rename(loads={name: stmt.value}).visit(body[use])
+    del body[j]
+    return True
+
+
+def inline_single_use(tree: gast.FunctionDef, namer: Namer) -> bool:
+    """Inline single-use pure temporaries in ``tree`` in place; whether anything changed."""
+    changed = False
+    for body in bodies(tree):
+        j = 0
+        while j < len(body):
+            if _try_inline(body, j, tree, namer):
+                changed = True
+            else:
+                j += 1
+    return changed

@@ -1,0 +1,108 @@
+"""Copy and constant propagation for generated names, and coalescing of copies into targets.
+
+``_dx = zeros(...); _dx[i] = g; dx = _dx`` becomes ``dx = zeros(...); dx[i] = g``;
+``d_t = 1.0; dy = d_t * c`` becomes ``dy = 1.0 * c``.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from srcad.transform.naming import Namer
+from srcad.transform.optimize.usage import Rename, assigned, bodies, counts, mutated, reads
+
+
+def _mentions(stmt: gast.stmt, name: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt))
+
+
+def _is_constant(expr: gast.expr) -> bool:
+    if isinstance(expr, gast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    return (
+        isinstance(expr, gast.UnaryOp)
+        and isinstance(expr.op, gast.USub)
+        and _is_constant(expr.operand)
+    )
+
+
+def _coalesce(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+    """``a = b`` where ``b`` is a temporary used only here: rename ``b`` to ``a`` upward."""
+    stmt = body[k]
+    a, b = stmt.targets[0].id, stmt.value.id
+    if b not in namer.generated:
+        return False
+    defs = [j for j in range(k) if b in assigned(body[j])]
+    if len(defs) != 1:
+        return False
+    j = defs[0]
+    mentions = [
+        (bi, si)
+        for bi, blist in enumerate(bodies(tree))
+        for si, s in enumerate(blist)
+        if _mentions(s, b)
+    ]
+    home = next(bi for bi, blist in enumerate(bodies(tree)) if blist is body)
+    if any(bi != home or not j <= si <= k for bi, si in mentions):
+        return False
+    if any(_mentions(body[m], a) for m in range(j, k)):
+        return False
+    rename = Rename(names={b: a})
+    for m in range(j, k):
+        rename.visit(body[m])
+    del body[k]
+    return True
+
+
+def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+    """``a = b`` where ``a`` is generated and assigned once: read ``b`` wherever ``a`` is read."""
+    stmt = body[k]
+    a = stmt.targets[0].id
+    value = stmt.value
+    if a not in namer.generated:
+        return False
+    _, written = counts(tree)
+    if written[a] != 1:
+        return False
+    if isinstance(value, gast.Name):
+        b = value.id
+        later = body[k + 1 :]
+        if any(b in assigned(s) or b in mutated(s) for s in later):
+            return False
+        for s in later:
+            if isinstance(s, gast.FunctionDef) and any(
+                b in assigned(x) or b in mutated(x) for x in s.body
+            ):
+                return False
+    rename = Rename(loads={a: value})
+    del body[k]
+    for blist in bodies(tree):
+        for s in blist:
+            rename.visit(s)
+    return True
+
+
+def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
+    """Apply copy/constant propagation to ``tree`` in place; whether anything changed."""
+    changed = False
+    progress = True
+    while progress:
+        progress = False
+        for body in bodies(tree):
+            for k, stmt in enumerate(body):
+                if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+                    continue
+                value = stmt.value
+                if isinstance(value, gast.Name) and value.id != stmt.targets[0].id:
+                    if _coalesce(body, k, tree, namer) or _forward(body, k, tree, namer):
+                        progress = changed = True
+                        break
+                elif _is_constant(value) and _forward(body, k, tree, namer):
+                    progress = changed = True
+                    break
+            if progress:
+                break
+    return changed
+
+
+__all__ = ["propagate_copies", "reads"]

@@ -1,0 +1,146 @@
+"""Instantiate an adjoint template: substitute operands, unroll operand lists, fresh temps."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from typing import Any
+
+import gast
+
+from srcad.adjoints.registry import Rule
+from srcad.transform import build
+from srcad.transform.naming import Namer
+
+#: Name id that marks ``d[...]`` after instantiation; no user identifier can contain NUL.
+ADJOINT = "\x00d"
+
+
+class TemplateError(ValueError):
+    """An op's arguments do not fit its adjoint template."""
+
+
+def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> dict[str, Any]:
+    """Match an op's operand nodes to the template's parameters, filling in defaults."""
+    try:
+        bound = rule.signature.bind(*args, **keywords)
+    except TypeError as exc:
+        raise TemplateError(str(exc)) from None
+    bound.apply_defaults()
+    result: dict[str, gast.expr] = {}
+    for name, value in bound.arguments.items():
+        param = rule.signature.parameters[name]
+        if param.kind is param.VAR_POSITIONAL:
+            result[name] = build.tuple_(list(value))
+        elif isinstance(value, gast.AST):
+            result[name] = value
+        else:
+            result[name] = _constant(value)
+    return result
+
+
+def _constant(value: Any) -> gast.expr:
+    if isinstance(value, tuple):
+        return build.tuple_([_constant(v) for v in value])
+    return build.const(value)
+
+
+def stored_params(rule: Rule) -> set[str]:
+    """Template parameters the rule adds gradient contributions to (``d[p] = ...``)."""
+    stored = set()
+    loops: dict[str, str] = {}
+    for node in gast.walk(gast.Module(body=rule.body, type_ignores=[])):
+        if isinstance(node, gast.For) and isinstance(node.iter, gast.Call):
+            target = node.target
+            if isinstance(target, gast.Tuple) and node.iter.args:
+                seq = node.iter.args[0]
+                if isinstance(seq, gast.Name):
+                    loops[target.elts[1].id] = seq.id
+        if isinstance(node, gast.Assign):
+            target = node.targets[0]
+            if (
+                isinstance(target, gast.Subscript)
+                and isinstance(target.value, gast.Name)
+                and target.value.id == "d"
+                and isinstance(target.slice, gast.Name)
+            ):
+                stored.add(loops.get(target.slice.id, target.slice.id))
+    return stored
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(
+        self,
+        rule: Rule,
+        result: gast.expr,
+        bound: dict[str, gast.expr],
+        temps: dict[str, str],
+        namer: Namer,
+        xp_name: str,
+    ) -> None:
+        self.rule = rule
+        self.result = result
+        self.bound = bound
+        self.temps = temps
+        self.namer = namer
+        self.xp_name = xp_name
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, gast.Name) and node.value.id == "d":
+            node.value.id = ADJOINT
+        return node
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        name = node.id
+        if name == self.rule.result:
+            return copy.deepcopy(self.result)
+        if name in self.bound:
+            return copy.deepcopy(self.bound[name])
+        if name in self.temps:
+            node.id = self.temps[name]
+        elif name == "xp":
+            node.id = self.xp_name
+        elif name not in ("d", ADJOINT):
+            obj = self.rule.globals.get(name, getattr(builtins, name, None))
+            node.id = self.namer.bind_global(obj, name)
+        return node
+
+    def visit_For(self, node: gast.For) -> list[gast.stmt]:
+        seq = node.iter.args[0].id if isinstance(node.iter, gast.Call) else None
+        items = self.bound.get(seq)
+        if not isinstance(items, (gast.Tuple, gast.List)):
+            raise TemplateError(f"'{seq}' must be a list or tuple written out in the call")
+        index, item = (e.id for e in node.target.elts)
+        out: list[gast.stmt] = []
+        for k, elt in enumerate(items.elts):
+            inner = _Substitute(
+                self.rule,
+                self.result,
+                {**self.bound, index: build.const(k), item: elt},
+                self.temps,
+                self.namer,
+                self.xp_name,
+            )
+            for stmt in copy.deepcopy(node.body):
+                out.append(inner.visit(stmt))
+        return out
+
+
+def instantiate(
+    rule: Rule, result: gast.expr, bound: dict[str, gast.expr], namer: Namer, xp_name: str
+) -> list[gast.stmt]:
+    """The template's statements with operands, result, temps and globals substituted."""
+    body = copy.deepcopy(rule.body)
+    temps: dict[str, str] = {}
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                if node.id not in temps and not isinstance(stmt, gast.For):
+                    temps[node.id] = namer.fresh_temp("_" + node.id)
+    sub = _Substitute(rule, result, bound, temps, namer, xp_name)
+    out: list[gast.stmt] = []
+    for stmt in body:
+        new = sub.visit(stmt)
+        out.extend(new if isinstance(new, list) else [new])
+    return out
