@@ -62,19 +62,20 @@ def ret(value: gast.expr) -> gast.Return:
 
 def comment(text: str) -> gast.Expr:
     """A marker statement that codegen prints as ``# text``."""
-    return gast.Expr(value=gast.Constant(value=COMMENT_PREFIX + text, kind=None))
+    return gast.Expr(value=call(COMMENT_MARKER, gast.Constant(value=text, kind=None)))
 
 
-COMMENT_PREFIX = "\x00srcad-comment:"
+#: Callee name of comment markers; no user identifier can contain NUL.
+COMMENT_MARKER = "\x00comment"
 
 
 def is_comment(stmt: gast.stmt) -> bool:
     """Whether ``stmt`` is a comment marker."""
     return (
         isinstance(stmt, gast.Expr)
-        and isinstance(stmt.value, gast.Constant)
-        and isinstance(stmt.value.value, str)
-        and stmt.value.value.startswith(COMMENT_PREFIX)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == COMMENT_MARKER
     )
 
 

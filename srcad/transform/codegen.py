@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import gast
 
-from srcad.transform.build import COMMENT_PREFIX
+from srcad.transform.build import COMMENT_MARKER
 
-_COMMENT = re.compile(r"^(\s*)(['\"])" + re.escape(COMMENT_PREFIX.replace("\x00", "\\x00")) + r"(.*)\2$")
+_COMMENT = re.compile(r"^(\s*)" + re.escape(COMMENT_MARKER) + r"\((.*)\)$")
 _serial = itertools.count(1)
 
 
@@ -20,14 +20,12 @@ def to_source(tree: gast.AST) -> str:
     """Readable Python source for ``tree``; comment markers become ``#`` comments."""
     node = gast.gast_to_ast(tree)
     ast.fix_missing_locations(node)
-    text = ast.unparse(node)
     lines = []
-    for line in text.splitlines():
+    for line in ast.unparse(node).splitlines():
         match = _COMMENT.match(line)
         if match:
-            body = ast.literal_eval(match.group(2) + COMMENT_PREFIX.replace("\x00", "\\x00")
-                                    + match.group(3) + match.group(2))
-            lines.append(match.group(1) + "# " + body[len(COMMENT_PREFIX):].replace("\n", " "))
+            text = ast.literal_eval(match.group(2)).replace("\n", " ")
+            lines.append(f"{match.group(1)}# {text}")
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"

@@ -46,6 +46,8 @@ def reverse_mode(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) 
     wrt_names = [params[i] for i in wrt]
     tree = normalize(source, namer)
     free = _free_names(tree, source)
+    for name, obj in free.items():
+        namer.bind_user_global(name, obj)
     tree = reverse(tree, source, namer, wrt_names, single, mode)
     tree = optimize(tree, namer)
     tree = rebind(tree, source, namer, free)

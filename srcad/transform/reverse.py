@@ -158,7 +158,7 @@ def reverse(
         else:
             setanno(stmt, "pure", False)
     activity = analyse_activity(body, source, local, wrt, output)
-    shapes = analyse_shapes(body, source, local)
+    shapes = analyse_shapes(body, source, local, output if mode == "grad" else None)
     sweep = _Backward(source, namer, activity, shapes, namer.fresh("xp"))
     seed = sweep.adjoints[output] = namer.adjoint(output)
     if mode == "grad":

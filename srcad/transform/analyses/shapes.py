@@ -50,9 +50,17 @@ class SameShape:
         return ka is not None and ka == kb
 
 
-def analyse_shapes(body: list[gast.stmt], source: Source, local: set[str]) -> SameShape:
-    """Shape classes implied by elementwise ops, scalars and copies in ``body``."""
+def analyse_shapes(
+    body: list[gast.stmt], source: Source, local: set[str], scalar_output: str | None = None
+) -> SameShape:
+    """Shape classes implied by elementwise ops, scalars and copies in ``body``.
+
+    ``scalar_output`` names a value known to be a scalar (a gradient's output): operands of
+    elementwise ops with a scalar result are scalars too.
+    """
     shapes = SameShape()
+    if scalar_output is not None:
+        shapes.union(scalar_output, SameShape.SCALAR)
     for stmt in body:
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
@@ -83,4 +91,23 @@ def analyse_shapes(body: list[gast.stmt], source: Source, local: set[str]) -> Sa
             key = shapes.key(op.args[0])
             if key is not None:
                 shapes.union(target, key)
+    _scalar_operands(body, source, local, shapes)
     return shapes
+
+
+def _scalar_operands(body: list[gast.stmt], source: Source, local: set[str], shapes: SameShape) -> None:
+    """Broadcasting never shrinks: operands of an elementwise op with a scalar result are scalar."""
+    for stmt in reversed(body):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        if shapes.find(stmt.targets[0].id) != SameShape.SCALAR:
+            continue
+        op = classify(stmt.value, source, local)
+        rule = op.rule
+        elementwise = (isinstance(op.key, Operator) and op.key.name in _ELEMENTWISE_BINARY) or (
+            rule is not None and rule.shape_preserving and len(op.args) == 1
+        )
+        if elementwise or op.key == Operator("Square"):
+            for arg in op.args:
+                if isinstance(arg, gast.Name):
+                    shapes.union(arg.id, SameShape.SCALAR)

@@ -116,6 +116,16 @@ class _Fold(gast.NodeTransformer):
                 return self._done(_to_node(helper(*[v for _, v in values])))
         if callable(helper) and getattr(helper, "__module__", "").startswith("srcad.runtime"):
             params = inspect.signature(helper).parameters
+            positional = list(params.values())
+            while node.args and len(node.args) <= len(positional):
+                param = positional[len(node.args) - 1]
+                ok, value = _literal(node.args[-1])
+                if not (ok and param.default is not inspect.Parameter.empty):
+                    break
+                if value != param.default or type(value) is not type(param.default):
+                    break
+                node.args.pop()
+                self.changed = True
             kept = []
             for kw in node.keywords:
                 ok, value = _literal(kw.value)

@@ -47,6 +47,12 @@ def _coalesce(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Name
         return False
     if any(_mentions(body[m], a) for m in range(j, k)):
         return False
+    # between definition and copy, ``b`` may only be filled in place (``b[i] = g``), never read
+    for m in range(j + 1, k):
+        if _mentions(body[m], b) and (b in assigned(body[m]) or b not in mutated(body[m])):
+            return False
+        if isinstance(body[m], gast.Assign) and b in reads(body[m].value):
+            return False
     rename = Rename(names={b: a})
     for m in range(j, k):
         rename.visit(body[m])
@@ -63,6 +69,9 @@ def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer
         return False
     _, written = counts(tree)
     if written[a] != 1:
+        return False
+    # returned gradients keep their names (``dy = _t1; return dy``)
+    if any(isinstance(s, gast.Return) and a in reads(s) for blist in bodies(tree) for s in blist):
         return False
     if isinstance(value, gast.Name):
         b = value.id
