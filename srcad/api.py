@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from srcad.errors import SourceUnavailableError
 from srcad.transform.cache import reverse_cached
 from srcad.transform.pipeline import Generated
 
@@ -26,10 +27,23 @@ def _positional_params(func: Callable) -> list[str]:
     return [p.name for p in sig.parameters.values() if p.kind in kinds]
 
 
+def _check_function(func: Any) -> None:
+    """Raise unless ``func`` is a Python function srcad can read the source of."""
+    if not callable(func):
+        raise TypeError(f"srcad differentiates functions; got {type(func).__name__} {func!r}")
+    if not inspect.isfunction(func):
+        raise SourceUnavailableError(
+            f"srcad differentiates Python functions defined with 'def'; {func!r} is a "
+            f"{type(func).__name__}. Wrap it in a def, or register an adjoint rule for it"
+        )
+
+
 def _normalize_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """``wrt`` as parameter indices, and whether a single gradient (not a tuple) is wanted."""
     params = _positional_params(func)
     single = isinstance(wrt, (int, str))
+    if not single and not isinstance(wrt, (tuple, list)):
+        raise TypeError(f"wrt must be parameter indices or names (or a tuple of them), got {wrt!r}")
     items = [wrt] if single else list(wrt)
     if not items:
         raise ValueError("wrt must name at least one parameter")
@@ -106,11 +120,12 @@ class _Derivative:
     """A derivative of a user function; transformed on first use, then cached."""
 
     def __init__(self, func: Callable, wrt: Wrt, with_value: bool) -> None:
+        _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
         self._with_value = with_value
         self._generated: Generated | None = None
-        functools.update_wrapper(self, func)
+        functools.update_wrapper(self, func, updated=())
 
     def generated(self) -> Generated:
         """The compiled derivative (transforming the function on first call)."""
@@ -170,6 +185,7 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
 
     Cotangents of non-float arguments (integers, strings, ...) are ``None``.
     """
+    _check_function(f)
     params = _positional_params(f)
     if len(primals) > len(params) and params:
         raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")

@@ -45,6 +45,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Broadcast the gradient of a reduction of ``x`` back to ``x``'s shape and dtype."""
+    if not hasattr(x, "shape"):
+        return g
     xp = array_namespace(g, x)
     g = xp.asarray(g, dtype=x.dtype)
     if axis is not None and not keepdims:

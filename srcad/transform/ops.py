@@ -16,6 +16,7 @@ from srcad.adjoints.registry import (
     is_nondifferentiable,
     lookup,
 )
+from srcad.transform import build
 from srcad.transform.frontend import MISSING, Source
 
 DYNAMIC_GETITEM = Operator("SubscriptDynamic")
@@ -62,6 +63,16 @@ def _is_static_index(index: gast.expr) -> bool:
     return True
 
 
+def index_expression(index: gast.expr) -> gast.expr:
+    """An index as an ordinary expression: ``a:b`` becomes ``slice(a, b, None)``."""
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else build.const(None) for p in (index.lower, index.upper, index.step)]
+        return build.call("slice", *parts)
+    if isinstance(index, gast.Tuple):
+        return build.tuple_([index_expression(e) for e in index.elts])
+    return index
+
+
 def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
     """The :class:`Op` performed by an A-normal-form expression ``value``."""
     if isinstance(value, gast.BinOp):
@@ -87,8 +98,9 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             return Op(COPY, [value], {}, "constant")
         return Op(Attribute(value.attr), [value.value], {}, f"attribute .{value.attr}")
     if isinstance(value, gast.Subscript):
-        key = GETITEM if _is_static_index(value.slice) else DYNAMIC_GETITEM
-        return Op(key, [value.value, value.slice], {}, "indexing")
+        if _is_static_index(value.slice):
+            return Op(GETITEM, [value.value, value.slice], {}, "indexing")
+        return Op(DYNAMIC_GETITEM, [value.value, index_expression(value.slice)], {}, "indexing")
     if isinstance(value, gast.Call):
         keywords = {k.arg: k.value for k in value.keywords}
         func = value.func

@@ -1,0 +1,70 @@
+"""Operators: each case is sum(weights * expr) checked against central finite differences."""
+
+import pytest
+from opcheck import check, rand
+
+SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((2, 1), (1, 3)),
+    ((3,), ()),
+    ((), (2, 3)),
+    ((), ()),
+]
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*"])
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_binary_broadcasting(op, shapes):
+    check(f"x {op} y", rand(*shapes[0]), rand(*shapes[1], seed=1))
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_division(shapes):
+    check("x / y", rand(*shapes[0]), rand(*shapes[1], low=0.5, high=2.0, seed=1))
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_power_both_operands(shapes):
+    check("x ** y", rand(*shapes[0], low=0.5, high=2.0), rand(*shapes[1], seed=1))
+
+
+@pytest.mark.parametrize(
+    "expr", ["x ** 2", "x ** 3", "x ** 0.5", "x ** -2", "2.0 ** x", "x ** 1", "np.power(x, 3)"]
+)
+def test_power_constant(expr):
+    check(expr, rand(2, 3, low=0.5, high=2.0))
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "-x",
+        "+x",
+        "x * x",
+        "x * 3.0 - 1.0",
+        "1.0 - x / 4.0",
+        "x % 1.5",
+        "x // 2.0 + x",
+        "np.add(x, 1.0)",
+        "np.subtract(1.0, x)",
+        "np.multiply(x, x)",
+        "np.divide(1.0, x)",
+        "np.negative(x)",
+    ],
+)
+def test_unary_and_constant_forms(expr):
+    check(expr, rand(2, 3, low=0.1, high=1.4))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((5, 2, 3), (3, 4)),
+               ((2, 3), (4, 3, 2)), ((2, 1, 2, 3), (5, 3, 2))],
+)  # fmt: skip
+def test_matmul(sa, sb):
+    check("x @ y", rand(*sa), rand(*sb, seed=1))
+    check("np.matmul(x, y)", rand(*sa), rand(*sb, seed=1))
+
+
+def test_python_floats():
+    check("x * y + x / y - x ** 2", 0.7, 1.3)

@@ -1,0 +1,79 @@
+"""Elementwise NumPy and math functions against central finite differences."""
+
+import numpy as np
+import pytest
+from opcheck import check, rand
+
+UNIT = dict(low=-0.9, high=0.9)
+POSITIVE = dict(low=0.5, high=2.0)
+UNARY = [
+    ("np.sin", {}),
+    ("np.cos", {}),
+    ("np.tan", dict(low=-1.0, high=1.0)),
+    ("np.tanh", {}),
+    ("np.sinh", {}),
+    ("np.cosh", {}),
+    ("np.arcsin", UNIT),
+    ("np.arccos", UNIT),
+    ("np.arctan", {}),
+    ("np.exp", {}),
+    ("np.expm1", {}),
+    ("np.log", POSITIVE),
+    ("np.log1p", POSITIVE),
+    ("np.log2", POSITIVE),
+    ("np.log10", POSITIVE),
+    ("np.sqrt", POSITIVE),
+    ("np.square", {}),
+    ("np.abs", {}),
+    ("np.absolute", {}),
+    ("abs", {}),
+]
+
+
+@pytest.mark.parametrize("func, domain", UNARY)
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3)])
+def test_unary(func, domain, shape):
+    x = rand(*shape, **domain)
+    if shape == () and func != "abs":
+        x = np.float64(x)
+    check(f"{func}(x)", x)
+
+
+@pytest.mark.parametrize("func", ["np.maximum", "np.minimum"])
+@pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), ()), ((2, 1), (1, 3))])
+def test_maximum_minimum(func, sa, sb):
+    check(f"{func}(x, y)", rand(*sa), rand(*sb, seed=1))
+
+
+def test_maximum_ties_split_evenly():
+    x = np.array([1.0, 2.0, 3.0])
+    check("np.maximum(x, y)", x, x.copy())
+
+
+@pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), ())])
+def test_where(sa, sb):
+    check("np.where(x > 0, x, y)", rand(*sa), rand(*sb, seed=1))
+    check("np.where(x > 0, x * 2.0, 0.0)", rand(*sa))
+
+
+def test_clip():
+    check("np.clip(x, -1.0, 1.0)", rand(2, 4))
+    check("np.clip(x, None, 0.5)", rand(2, 4))
+    check("np.clip(x, y, z)", rand(2, 3), rand(3, low=-2, high=-0.5), rand(3, low=0.5, high=2))
+
+
+@pytest.mark.parametrize(
+    "expr, args",
+    [
+        ("math.sin(x)", (0.3,)),
+        ("math.cos(x)", (0.3,)),
+        ("math.tanh(x)", (0.3,)),
+        ("math.exp(x)", (0.3,)),
+        ("math.log(x)", (1.3,)),
+        ("math.sqrt(x)", (1.3,)),
+        ("math.pow(x, y)", (1.3, 0.7)),
+        ("math.sin(x) * math.exp(y) + math.sqrt(x)", (1.3, 0.7)),
+    ],
+)
+def test_math(expr, args):
+    check(expr, *args)

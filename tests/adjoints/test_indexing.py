@@ -1,0 +1,43 @@
+"""Basic indexing reads: integers, negatives, slices, steps, None, multi-axis."""
+
+import numpy as np
+import pytest
+from opcheck import check, make_function, rand
+
+import srcad
+
+
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("x[0]", (3, 2)),
+        ("x[-1]", (3, 2)),
+        ("x[1:4]", (5,)),
+        ("x[::2]", (5,)),
+        ("x[::-1]", (5,)),
+        ("x[:, 1]", (2, 3)),
+        ("x[None, :]", (3,)),
+        ("x[:, None] * x[None, :]", (3,)),
+        ("x[..., 0]", (2, 3, 2)),
+        ("x[1, 1:, ::2]", (2, 3, 4)),
+        ("x[0] + x[1] * x[0]", (3, 2)),
+        ("x[0, 0]", (2, 2)),
+    ],
+)
+def test_static_index(expr, shape):
+    check(expr, rand(*shape))
+
+
+def test_index_from_variables():
+    f = make_function("np.sum(x[n:m] ** 2) + x[k] * 2.0", "x, n, m, k")
+    srcad.check_grad(f, rand(6), 1, 4, 5)
+
+
+def test_index_with_integer_array_accumulates_repeats():
+    f = make_function("np.sum(x[idx] ** 2)", "x, idx")
+    x = rand(4)
+    idx = np.array([0, 2, 2, 3])
+    srcad.check_grad(f, x, idx)
+    expected = np.zeros(4)
+    np.add.at(expected, idx, 2 * x[idx])
+    np.testing.assert_allclose(srcad.grad(f)(x, idx), expected)

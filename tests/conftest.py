@@ -1,0 +1,9 @@
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+settings.register_profile("srcad", deadline=None, max_examples=25, derandomize=True)
+settings.load_profile("srcad")
