@@ -4,7 +4,7 @@
 >>> from srcad.transform.codegen import to_source
 >>> from srcad.transform.naming import Namer
 >>> tree = gast.parse("def f(W, b, x):\\n    return np.tanh(x @ W + b)").body[0]
->>> print(to_source(anf(tree, Namer.for_tree(tree), {"np"})))
+>>> print(to_source(anf(tree, Namer.for_tree(tree))), end="")
 def f(W, b, x):
     _t1 = x @ W
     _t2 = _t1 + b
@@ -180,7 +180,7 @@ class _Flattener:
             self.emit(stmt)
 
 
-def anf(tree: gast.FunctionDef, namer: Namer, free: set[str] | None = None) -> gast.FunctionDef:
+def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Rewrite ``tree``'s body into A-normal form (see module docstring)."""
     local = local_names(tree)
     flat = _Flattener(namer, local)

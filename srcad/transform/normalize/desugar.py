@@ -3,7 +3,7 @@
 >>> import gast
 >>> from srcad.transform.codegen import to_source
 >>> tree = gast.parse("def f(x):\\n    '''doc'''\\n    x += 1\\n    return x").body[0]
->>> print(to_source(desugar(tree)))
+>>> print(to_source(desugar(tree)), end="")
 def f(x):
     x = x + 1
     return x

@@ -4,7 +4,7 @@
 >>> from srcad.transform.codegen import to_source
 >>> from srcad.transform.naming import Namer
 >>> tree = gast.parse("def f(x):\\n    h = x * 2\\n    h = h + x\\n    return h").body[0]
->>> print(to_source(rename(tree, Namer.for_tree(tree))))
+>>> print(to_source(rename(tree, Namer.for_tree(tree))), end="")
 def f(x):
     h = x * 2
     h_1 = h + x
