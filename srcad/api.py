@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.transform.cache import reverse_cached
 from srcad.transform.pipeline import Generated
 
-Wrt = Union[int, str, Sequence[Union[int, str]]]
+Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
 
 def _positional_params(func: Callable) -> list[str]:
@@ -128,13 +129,14 @@ class _Derivative:
         functools.update_wrapper(self, func, updated=())
 
     def generated(self) -> Generated:
-        """The compiled derivative (transforming the function on first call)."""
-        if self._generated is None:
-            self._generated = reverse_cached(self._func, self._wrt, self._single, "grad")
-        return self._generated
+        """The compiled derivative, transformed again if a free name now means something else."""
+        gen = self._generated
+        if gen is None or not gen.snapshot.current():
+            gen = self._generated = reverse_cached(self._func, self._wrt, self._single, "grad")
+        return gen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        gen = self._generated or self.generated()
+        gen = self.generated()
         if kwargs:
             bound = inspect.signature(self._func).bind(*args, **kwargs)
             bound.apply_defaults()

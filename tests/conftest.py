@@ -5,5 +5,5 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-settings.register_profile("srcad", deadline=None, max_examples=25, derandomize=True)
+settings.register_profile("srcad", deadline=None, max_examples=60, derandomize=True)
 settings.load_profile("srcad")

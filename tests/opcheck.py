@@ -22,10 +22,7 @@ def make_function(body: str, params: str, namespace: dict[str, Any] | None = Non
     """A real module-level function ``f(params)`` returning ``body`` (source on disk)."""
     name = f"opcheck_{next(_serial)}"
     path = _DIR / f"{name}.py"
-    path.write_text(
-        "import math\nimport numpy as np\n\n\n"
-        f"def f({params}):\n    return {body}\n"
-    )
+    path.write_text(f"import math\nimport numpy as np\n\n\ndef f({params}):\n    return {body}\n")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -30,7 +30,7 @@ def vector_out(x):
 
 
 def with_int(x, n):
-    return np.sum(x ** 2) * n
+    return np.sum(x**2) * n
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ Each helper is short and works on any array type with NumPy-style methods.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from srcad.runtime.backend import array_namespace
 

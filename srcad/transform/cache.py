@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from srcad.transform.pipeline import Generated, reverse_mode
 
@@ -20,19 +21,24 @@ def _key(func: Callable, *options: Any) -> tuple[tuple, tuple]:
 
 
 def reverse_cached(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) -> Generated:
-    """The reverse-mode derivative of ``func``, transformed once per key."""
+    """The reverse-mode derivative of ``func``, transformed again only when stale."""
     global builds
     key, cells = _key(func, wrt, single, mode)
     found = _CACHE.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], cells)):
+    if found is not None and _valid(found, cells):
         return found[1]
     with _LOCK:
         found = _CACHE.get(key)
-        if found is None or not all(a is b for a, b in zip(found[0], cells)):
+        if found is None or not _valid(found, cells):
             found = (cells, reverse_mode(func, wrt, single, mode))
             builds += 1
             _CACHE[key] = found
     return found[1]
+
+
+def _valid(entry: tuple[tuple, Generated], cells: tuple) -> bool:
+    """Same closure cells, and every free name still denotes what it did."""
+    return all(a is b for a, b in zip(entry[0], cells)) and entry[1].snapshot.current()
 
 
 def clear() -> None:

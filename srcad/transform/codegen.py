@@ -6,7 +6,8 @@ import ast
 import itertools
 import linecache
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gast
 
@@ -31,9 +32,7 @@ def to_source(tree: gast.AST) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_function(
-    source: str, name: str, namespace: dict[str, Any], label: str
-) -> Callable:
+def compile_function(source: str, name: str, namespace: dict[str, Any], label: str) -> Callable:
     """Compile ``source`` (one def named ``name``) and return the function.
 
     The text is registered in linecache under a unique file name so that ``inspect``,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gast
 
+from srcad.transform.analyses.aliasing import Aliases
 from srcad.transform.frontend import Source
 
 _CONTROL_FLOW = "control flow is not supported yet; this release differentiates straight-line code"
@@ -57,6 +58,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
             if message is not None:
                 raise source.error(message, node)
             _check_node(node, source)
+    _check_inplace_aliasing(tree.body, source)
     last = len(tree.body) - 1
     for k, stmt in enumerate(tree.body):
         if isinstance(stmt, gast.Return) and k != last:
@@ -88,3 +90,35 @@ def _check_node(node: gast.AST, source: Source) -> None:
                 raise source.error("'**kwargs' in a call is not supported yet", node)
     if isinstance(node, gast.AnnAssign):
         raise source.error("annotated assignments are not supported", node)
+
+
+def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
+    """``z += 1`` on an array would also change every name sharing its memory; refuse that
+    when such a name is read afterwards, since desugaring to ``z = z + 1`` would not."""
+    aliases = Aliases()
+    for k, stmt in enumerate(body):
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            name = stmt.target.id
+            later = {
+                n.id
+                for s in body[k + 1 :]
+                for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            }
+            shared = sorted(aliases.others(name) & later)
+            if shared:
+                raise source.error(
+                    f"in-place update of '{name}', which may share memory with "
+                    f"{', '.join(repr(s) for s in shared)} read later; NumPy would change both. "
+                    f"Write '{name} = {name} {_OPERATOR.get(type(stmt.op), 'op')} ...' to make "
+                    "a new array, or copy first",
+                    stmt,
+                )
+            aliases.assign(name, gast.Constant(value=None, kind=None))
+        elif isinstance(stmt, gast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, gast.Name):
+                    aliases.assign(target.id, stmt.value)
+
+
+_OPERATOR = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}

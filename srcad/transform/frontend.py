@@ -5,8 +5,9 @@ from __future__ import annotations
 import builtins
 import inspect
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gast
 
@@ -92,6 +93,12 @@ def parse_function(func: Callable) -> Source:
             f"srcad differentiates Python functions defined with 'def'; got {what} {func!r}"
         )
     code = func.__code__
+    if func.__name__ == "<lambda>":
+        raise SourceUnavailableError(
+            "lambdas cannot be differentiated directly yet; write the function with 'def'",
+            filename=code.co_filename,
+            lineno=code.co_firstlineno,
+        )
     try:
         lines, first_line = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or code.co_filename
@@ -120,8 +127,8 @@ def parse_function(func: Callable) -> Source:
         raise source.error("async functions cannot be differentiated", tree)
     if not isinstance(tree, gast.FunctionDef):
         raise SourceUnavailableError(
-            f"{func.__qualname__} is not defined by a 'def' statement (lambdas arrive with "
-            "calls and closures)",
+            f"{func.__qualname__} is not defined by a 'def' statement; lambdas cannot be "
+            "differentiated directly yet, write the function with 'def'",
             filename=filename,
             lineno=first_line,
         )

@@ -56,17 +56,40 @@ def _describe(obj: Any, fallback: str) -> str:
     return f"{module}.{name}"
 
 
+def _is_basic_item(item: gast.expr) -> bool:
+    if isinstance(item, gast.Slice):
+        return all(p is None or _is_constant_int(p) for p in (item.lower, item.upper, item.step))
+    if isinstance(item, gast.Constant):
+        return item.value is None or item.value is Ellipsis or _is_constant_int(item)
+    return _is_constant_int(item)
+
+
+def _is_constant_int(node: gast.expr) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        return _is_constant_int(node.operand)
+    return (
+        isinstance(node, gast.Constant)
+        and isinstance(node.value, int)
+        and not isinstance(node.value, bool)
+    )
+
+
 def _is_static_index(index: gast.expr) -> bool:
-    for node in gast.walk(index):
-        if isinstance(node, gast.Name):
-            return False
-    return True
+    """Basic indexing known at transform time: ints, constant slices, None, ``...``.
+
+    Anything else (names, nested tuples, lists) may be fancy indexing with repeats.
+    """
+    items = index.elts if isinstance(index, gast.Tuple) else [index]
+    return all(_is_basic_item(item) for item in items)
 
 
 def index_expression(index: gast.expr) -> gast.expr:
     """An index as an ordinary expression: ``a:b`` becomes ``slice(a, b, None)``."""
     if isinstance(index, gast.Slice):
-        parts = [p if p is not None else build.const(None) for p in (index.lower, index.upper, index.step)]
+        parts = [
+            p if p is not None else build.const(None)
+            for p in (index.lower, index.upper, index.step)
+        ]
         return build.call("slice", *parts)
     if isinstance(index, gast.Tuple):
         return build.tuple_([index_expression(e) for e in index.elts])
@@ -88,8 +111,11 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
     if isinstance(value, gast.UnaryOp):
         name = type(value.op).__name__
         return Op(Operator(name), [value.operand], {}, f"unary {name}")
-    if isinstance(value, (gast.Compare, gast.BoolOp)):
+    if isinstance(value, gast.Compare):
         return Op(COMPARE, [], {}, "comparison")
+    if isinstance(value, gast.BoolOp):
+        # ``a or b`` returns one of its operands: differentiable, and not supported yet
+        return Op(UNKNOWN, [value], {}, "'and'/'or' on values")
     if isinstance(value, (gast.Name, gast.Constant)):
         return Op(COPY, [value], {}, "assignment")
     if isinstance(value, gast.Attribute):
@@ -112,12 +138,15 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             return Op(Method(func.attr), args, keywords, f"method .{func.attr}()")
         label = func.id if isinstance(func, gast.Name) else "call"
         return Op(UNKNOWN, list(value.args), keywords, label)
-    return Op(UNKNOWN, [], {}, type(value).__name__)
+    # containers and anything else: every name it reads counts, so activity sees it
+    return Op(UNKNOWN, [value], {}, type(value).__name__)
 
 
 def operand_names(value: gast.expr) -> set[str]:
     """Names an expression reads."""
-    return {n.id for n in gast.walk(value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {
+        n.id for n in gast.walk(value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 def differentiable_operand_names(value: gast.expr, op: Op) -> set[str]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gast
 
@@ -16,8 +17,9 @@ from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.rename import rename
 from srcad.transform.optimize import optimize
-from srcad.transform.reverse import reverse
 from srcad.transform.rebind import rebind
+from srcad.transform.reverse import reverse
+from srcad.transform.snapshot import Snapshot
 
 
 @dataclass
@@ -28,6 +30,7 @@ class Generated:
     source: str
     params: list[str]
     wrt: list[str]
+    snapshot: Snapshot
 
 
 def normalize(source: Source, namer: Namer) -> gast.FunctionDef:
@@ -56,7 +59,7 @@ def reverse_mode(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) 
     function = compile_function(text, tree.name, namer.globals, label)
     function.__defaults__ = func.__defaults__
     function.__kwdefaults__ = func.__kwdefaults__
-    return Generated(function, text, params, wrt_names)
+    return Generated(function, text, params, wrt_names, Snapshot(func, free))
 
 
 def _free_names(tree: gast.FunctionDef, source: Source) -> dict[str, Any]:

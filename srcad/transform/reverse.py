@@ -106,7 +106,9 @@ def _adjoint_statement(sweep: _Backward, stmt: gast.Assign, local: set[str]) -> 
     try:
         bound = bind(rule, op.args, op.keywords)
     except TemplateError as exc:
-        raise source.error(f"{op.label}: arguments not supported for differentiation ({exc})", where)
+        raise source.error(
+            f"{op.label}: arguments not supported for differentiation ({exc})", where
+        ) from None
     stored = stored_params(rule)
     for param, node in bound.items():
         if param not in stored and operand_names(node) & sweep.activity.varied:
@@ -118,7 +120,7 @@ def _adjoint_statement(sweep: _Backward, stmt: gast.Assign, local: set[str]) -> 
     try:
         body = instantiate(rule, build.load(target.id), bound, sweep.namer, sweep.xp_name)
     except TemplateError as exc:
-        raise source.error(f"{op.label}: {exc}", where)
+        raise source.error(f"{op.label}: {exc}", where) from None
     unbroadcast_name = sweep.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
     reader = _ReadAdjoints(sweep, build.load(target.id), unbroadcast_name)
     for tstmt in body:

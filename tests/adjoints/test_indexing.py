@@ -41,3 +41,18 @@ def test_index_with_integer_array_accumulates_repeats():
     expected = np.zeros(4)
     np.add.at(expected, idx, 2 * x[idx])
     np.testing.assert_allclose(srcad.grad(f)(x, idx), expected)
+
+
+def test_constant_fancy_index_with_repeats():
+    check("x[(0, 0), :]", rand(2, 3))
+    check("x[[0, 0, 1]]", rand(3))
+    check("x[(1, 1, 0),]", rand(3))
+    f = make_function("np.sum(x[(0, 0), :])", "x")
+    np.testing.assert_allclose(srcad.grad(f)(np.ones((2, 3))), [[2.0] * 3, [0.0] * 3])
+
+
+def test_boolean_mask():
+    f = make_function("np.sum(x[mask] ** 2)", "x, mask")
+    x = rand(5)
+    mask = np.array([True, False, True, True, False])
+    srcad.check_grad(f, x, mask)

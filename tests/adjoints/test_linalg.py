@@ -5,7 +5,8 @@ from opcheck import check, rand
 
 
 @pytest.mark.parametrize(
-    "sa, sb", [((2, 3), (3, 4)), ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((), (3,)), ((2, 3), ())]
+    "sa, sb",
+    [((2, 3), (3, 4)), ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((), (3,)), ((2, 3), ())],
 )
 def test_dot(sa, sb):
     check("np.dot(x, y)", rand(*sa), rand(*sb, seed=1))
@@ -20,7 +21,9 @@ def test_outer():
     check("np.outer(x, y)", rand(2, 2), rand(3, seed=1))
 
 
-@pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((2, 3), (4, 3)), ((2, 4, 3), (3,)), ((3,), (2, 3))])
+@pytest.mark.parametrize(
+    "sa, sb", [((3,), (3,)), ((2, 3), (4, 3)), ((2, 4, 3), (3,)), ((3,), (2, 3))]
+)
 def test_inner(sa, sb):
     check("np.inner(x, y)", rand(*sa), rand(*sb, seed=1))
 

@@ -42,13 +42,12 @@ def test_prod_with_zeros_is_exact():
 def test_max_ties_split_evenly():
     x = np.array([[1.0, 3.0, 3.0], [2.0, 0.5, 2.0]])
     # the two-sided difference of a tie is a kink; check the convention directly
-    import srcad
     from opcheck import make_function
 
+    import srcad
+
     f = make_function("np.sum(np.max(x, axis=1))", "x")
-    np.testing.assert_allclose(
-        srcad.grad(f)(x), [[0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]
-    )
+    np.testing.assert_allclose(srcad.grad(f)(x), [[0.0, 0.5, 0.5], [0.5, 0.0, 0.5]])
 
 
 def test_sum_positional_axis():

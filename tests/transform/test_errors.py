@@ -20,7 +20,7 @@ def with_try(x):
 
 
 def with_with(x):
-    with open("f") as fh:
+    with open("f"):
         y = x * 2.0
     return np.sum(y)
 
@@ -66,7 +66,7 @@ def with_if(x):
 
 
 def with_for(x):
-    for i in range(3):
+    for _ in range(3):
         x = x * 2.0
     return np.sum(x)
 
@@ -101,7 +101,7 @@ CASES = [
     (with_lambda, "lambda", "f = lambda"),
     (with_comprehension, "list comprehensions", "return np.sum([v"),
     (with_if, "'if' statement: control flow", "if np.sum(x) > 0:"),
-    (with_for, "'for' loop: control flow", "for i in range(3):"),
+    (with_for, "'for' loop: control flow", "for _ in range(3):"),
     (with_setitem, "in-place update", "y[0] = 2.0"),
     (calls_unknown, "no adjoint rule for", "return np.sum(opaque(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),
@@ -171,3 +171,29 @@ def test_error_is_raised_again_on_second_call():
     for _ in range(2):
         with pytest.raises(srcad.TransformError):
             d(np.ones(3))
+
+
+def tuple_container(x):
+    y = (x, x * 2.0)
+    return np.sum(y[0])
+
+
+def list_container(x):
+    y = [x, x]
+    return np.sum(y[1])
+
+
+def or_values(x, z):
+    y = x or z
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn", [tuple_container, list_container])
+def test_containers_of_differentiable_values_are_refused(fn):
+    with pytest.raises(srcad.TransformError, match="container"):
+        srcad.grad(fn)(np.ones(3))
+
+
+def test_or_between_values_is_refused():
+    with pytest.raises(srcad.TransformError, match="'and'/'or'"):
+        srcad.grad(or_values)(1.0, 2.0)

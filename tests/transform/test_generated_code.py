@@ -86,3 +86,61 @@ def test_generated_code_does_not_mutate_inputs():
     srcad.grad(g.softmax_xent)(x, labels)
     np.testing.assert_array_equal(x, saved[0])
     np.testing.assert_array_equal(labels, saved[1])
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return np.sum(x * SCALE)
+
+
+def activation(v):
+    return np.tanh(v)
+
+
+ACT = np.tanh
+
+
+def uses_global_callable(x):
+    return np.sum(ACT(x))
+
+
+def test_rebinding_a_global_value_is_seen():
+    global SCALE
+    d = srcad.grad(scaled)
+    np.testing.assert_allclose(d(np.ones(2)), [2.0, 2.0])
+    SCALE = 3.0
+    try:
+        np.testing.assert_allclose(d(np.ones(2)), [3.0, 3.0])
+        np.testing.assert_allclose(srcad.value_and_grad(scaled)(np.ones(2))[1], [3.0, 3.0])
+    finally:
+        SCALE = 2.0
+
+
+def test_rebinding_a_global_function_is_seen():
+    global ACT
+    x = np.array([0.3, -0.2])
+    d = srcad.grad(uses_global_callable)
+    np.testing.assert_allclose(d(x), 1 - np.tanh(x) ** 2)
+    ACT = np.sin
+    try:
+        np.testing.assert_allclose(d(x), np.cos(x))
+    finally:
+        ACT = np.tanh
+
+
+def test_closure_values_are_seen():
+    def make(scale):
+        def f(x):
+            return np.sum(x * scale)
+
+        return f
+
+    np.testing.assert_allclose(srcad.grad(make(2.0))(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_allclose(srcad.grad(make(5.0))(np.ones(2)), [5.0, 5.0])
+
+
+def test_lambda_gets_a_clear_error():
+    with pytest.raises(srcad.TransformError, match="lambdas cannot be differentiated"):
+        srcad.grad(lambda x: x * x)(1.0)

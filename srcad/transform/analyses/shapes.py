@@ -95,7 +95,9 @@ def analyse_shapes(
     return shapes
 
 
-def _scalar_operands(body: list[gast.stmt], source: Source, local: set[str], shapes: SameShape) -> None:
+def _scalar_operands(
+    body: list[gast.stmt], source: Source, local: set[str], shapes: SameShape
+) -> None:
     """Broadcasting never shrinks: operands of an elementwise op with a scalar result are scalar."""
     for stmt in reversed(body):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):

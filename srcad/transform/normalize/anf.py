@@ -165,8 +165,12 @@ class _Flattener:
                 source = first if isinstance(first, gast.Name) else None
                 if source is None:
                     raise ValueError("chained assignment to a tuple")
-                self.emit(build.assign(other.id if isinstance(other, gast.Name) else other,
-                                       build.load(source.id)), value)
+                self.emit(
+                    build.assign(
+                        other.id if isinstance(other, gast.Name) else other, build.load(source.id)
+                    ),
+                    value,
+                )
         elif isinstance(stmt, gast.Return):
             value = stmt.value if stmt.value is not None else build.const(None)
             if isinstance(value, gast.Name):
