@@ -201,7 +201,8 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
     gen = reverse_cached(f, tuple(wrt), False, "vjp")
-    out, raw_pullback = gen.function(*primals)
+    out, residuals = gen.function(*primals)
+    backward = gen.backward
     out_shape = np.shape(out)
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
@@ -210,7 +211,7 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
                 f"cotangent has shape {np.shape(cotangent)}, but {f.__name__} returned shape "
                 f"{out_shape}"
             )
-        grads = raw_pullback(cotangent)
+        grads = backward(residuals, cotangent)
         result: list[Any] = [None] * len(primals)
         fixed: list[Any] = []
         for k, g in zip(wrt, grads):
@@ -218,7 +219,6 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
             fixed.append(result[k])
         return tuple(result)
 
-    pullback.__wrapped__ = raw_pullback  # type: ignore[attr-defined]
     pullback.srcad_source = gen.source  # type: ignore[attr-defined]
     return out, pullback
 

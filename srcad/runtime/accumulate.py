@@ -9,6 +9,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from srcad.runtime.backend import array_namespace
 
 
@@ -27,20 +29,28 @@ def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
     shape = _shape(x)
+    if _shape(g) == shape:
+        return g
+    if len(_shape(g)) < len(shape):
+        xp = array_namespace(g, x)
+        return xp.broadcast_to(xp.asarray(g, dtype=x.dtype), shape)
+    g = unbroadcast_to(g, shape)
+    if not shape and not hasattr(x, "shape"):
+        return g[()]
+    return g
+
+
+def unbroadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``g`` down to ``shape`` (``g``'s shape is ``shape`` broadcast further)."""
     gshape = _shape(g)
     if gshape == shape:
         return g
-    xp = array_namespace(g, x)
-    if len(gshape) < len(shape):
-        return xp.broadcast_to(xp.asarray(g, dtype=x.dtype), shape)
     lead = len(gshape) - len(shape)
     if lead:
         g = g.sum(axis=tuple(range(lead)))
     ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if ones:
         g = g.sum(axis=ones, keepdims=True)
-    if not shape and not hasattr(x, "shape"):
-        return g[()]
     return g
 
 
@@ -152,8 +162,21 @@ def unstack(g: Any, axis: int = 0) -> list[Any]:
     return list(xp.moveaxis(g, axis, 0))
 
 
+def _matmul_shape(a: Any, b: Any) -> tuple[int, ...]:
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) == 1 and len(sb) == 1:
+        return ()
+    if len(sa) == 1:
+        return sb[:-2] + sb[-1:]
+    if len(sb) == 1:
+        return sa[:-1]
+    batch = tuple(numpy.broadcast_shapes(sa[:-2], sb[:-2]))
+    return batch + (sa[-2], sb[-1])
+
+
 def grad_matmul_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    g = unbroadcast_to(g, _matmul_shape(a, b))
     if a.ndim == 2 and b.ndim == 2:
         return g @ b.T
     xp = array_namespace(g, a, b)
@@ -166,6 +189,7 @@ def grad_matmul_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def grad_matmul_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    g = unbroadcast_to(g, _matmul_shape(a, b))
     if a.ndim == 2 and b.ndim == 2:
         return a.T @ g
     xp = array_namespace(g, a, b)
@@ -186,6 +210,17 @@ def _check_dot(a: Any, b: Any) -> None:
         )
 
 
+def _dot_shape(a: Any, b: Any) -> tuple[int, ...]:
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return tuple(numpy.broadcast_shapes(_shape(a), _shape(b)))
+    return _matmul_shape(a, b)
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    """``x.shape``, or ``()`` for a Python number."""
+    return _shape(x)
+
+
 def _ndim(x: Any) -> int:
     return len(_shape(x))
 
@@ -193,6 +228,7 @@ def _ndim(x: Any) -> int:
 def grad_dot_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
     _check_dot(a, b)
+    g = unbroadcast_to(g, _dot_shape(a, b))
     if _ndim(a) == 0 or _ndim(b) == 0:
         return unbroadcast(g * b, a)
     return grad_matmul_lhs(g, a, b)
@@ -201,6 +237,7 @@ def grad_dot_lhs(g: Any, a: Any, b: Any) -> Any:
 def grad_dot_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
     _check_dot(a, b)
+    g = unbroadcast_to(g, _dot_shape(a, b))
     if _ndim(a) == 0 or _ndim(b) == 0:
         return unbroadcast(g * a, b)
     return grad_matmul_rhs(g, a, b)

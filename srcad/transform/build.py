@@ -18,6 +18,11 @@ def store(name: str) -> gast.Name:
     return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
 
 
+def param(name: str) -> gast.Name:
+    """A function parameter."""
+    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+
+
 def const(value: Any) -> gast.expr:
     """A constant; negative numbers become unary minus so unparse keeps precedence."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:

@@ -6,7 +6,6 @@ import ast
 import itertools
 import linecache
 import re
-from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -20,6 +19,9 @@ _serial = itertools.count(1)
 def to_source(tree: gast.AST) -> str:
     """Readable Python source for ``tree``; comment markers become ``#`` comments."""
     node = gast.gast_to_ast(tree)
+    for part in ast.walk(node):
+        if isinstance(part, (ast.If, ast.For, ast.While, ast.FunctionDef)) and not part.body:
+            part.body = [ast.Pass()]
     ast.fix_missing_locations(node)
     lines = []
     for line in ast.unparse(node).splitlines():
@@ -32,8 +34,8 @@ def to_source(tree: gast.AST) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_function(source: str, name: str, namespace: dict[str, Any], label: str) -> Callable:
-    """Compile ``source`` (one def named ``name``) and return the function.
+def compile_source(source: str, namespace: dict[str, Any], label: str) -> dict[str, Any]:
+    """Compile ``source`` (one or more defs) and return the namespace that holds them.
 
     The text is registered in linecache under a unique file name so that ``inspect``,
     tracebacks and pdb show the generated lines.
@@ -43,4 +45,4 @@ def compile_function(source: str, name: str, namespace: dict[str, Any], label: s
     code = compile(source, filename, "exec")
     scope = dict(namespace)
     exec(code, scope)
-    return scope[name]
+    return scope

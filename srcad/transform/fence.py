@@ -7,8 +7,6 @@ import gast
 from srcad.transform.analyses.aliasing import Aliases
 from srcad.transform.frontend import Source
 
-_CONTROL_FLOW = "control flow is not supported yet; this release differentiates straight-line code"
-
 _REJECTED: dict[type, str] = {
     gast.Try: "'try' statements cannot be differentiated",
     gast.With: "'with' statements cannot be differentiated",
@@ -28,13 +26,6 @@ _REJECTED: dict[type, str] = {
     gast.SetComp: "set comprehensions are not supported yet",
     gast.DictComp: "dict comprehensions are not supported yet",
     gast.GeneratorExp: "generator expressions are not supported yet",
-    gast.If: f"'if' statement: {_CONTROL_FLOW}",
-    gast.For: f"'for' loop: {_CONTROL_FLOW}",
-    gast.While: f"'while' loop: {_CONTROL_FLOW}",
-    gast.Break: f"'break': {_CONTROL_FLOW}",
-    gast.Continue: f"'continue': {_CONTROL_FLOW}",
-    gast.IfExp: f"conditional expression ('a if c else b'): {_CONTROL_FLOW}",
-    gast.Raise: "'raise' statements are not supported",
     gast.Delete: "'del' statements are not supported",
     gast.Import: "imports inside a differentiated function are not supported; import at "
     "module level",
@@ -59,10 +50,6 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 raise source.error(message, node)
             _check_node(node, source)
     _check_inplace_aliasing(tree.body, source)
-    last = len(tree.body) - 1
-    for k, stmt in enumerate(tree.body):
-        if isinstance(stmt, gast.Return) and k != last:
-            raise source.error(f"a 'return' before the end of the function: {_CONTROL_FLOW}", stmt)
     return tree
 
 
@@ -95,16 +82,28 @@ def _check_node(node: gast.AST, source: Source) -> None:
 def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
     """``z += 1`` on an array would also change every name sharing its memory; refuse that
     when such a name is read afterwards, since desugaring to ``z = z + 1`` would not."""
+    order: list[tuple[gast.stmt, list[gast.stmt]]] = []  # statement, enclosing loops
+
+    def visit(stmts: list[gast.stmt], loops: list[gast.stmt]) -> None:
+        for stmt in stmts:
+            order.append((stmt, loops))
+            inner = loops + [stmt] if isinstance(stmt, (gast.For, gast.While)) else loops
+            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+                if isinstance(stmt, (gast.If, gast.For, gast.While)) and block:
+                    visit(block, inner)
+
+    visit(body, [])
     aliases = Aliases()
-    for k, stmt in enumerate(body):
+    for k, (stmt, loops) in enumerate(order):
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
-            later = {
-                n.id
-                for s in body[k + 1 :]
-                for n in gast.walk(s)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-            }
+            later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
+            for loop in loops:
+                later |= {
+                    n.id
+                    for n in gast.walk(loop)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                }
             shared = sorted(aliases.others(name) & later)
             if shared:
                 raise source.error(
@@ -119,6 +118,19 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
             for target in stmt.targets:
                 if isinstance(target, gast.Name):
                     aliases.assign(target.id, stmt.value)
+
+
+def _simple_reads(stmt: gast.stmt) -> set[str]:
+    """Names a statement reads itself (a compound statement: its test or iterable only)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        part: gast.AST = stmt.test
+    elif isinstance(stmt, gast.For):
+        part = stmt.iter
+    else:
+        part = stmt
+    return {
+        n.id for n in gast.walk(part) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 _OPERATOR = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}

@@ -9,12 +9,14 @@ from typing import Any
 import gast
 
 import srcad.adjoints  # noqa: F401  (registers the rules)
-from srcad.transform.codegen import compile_function, to_source
+from srcad.transform.codegen import compile_source, to_source
 from srcad.transform.fence import fence
 from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.jumps import lower_jumps
+from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.rename import rename
 from srcad.transform.optimize import optimize
 from srcad.transform.rebind import rebind
@@ -24,49 +26,64 @@ from srcad.transform.snapshot import Snapshot
 
 @dataclass
 class Generated:
-    """A compiled derivative function and the source it was compiled from."""
+    """A compiled derivative and the source it was compiled from.
+
+    ``function`` is the gradient function (grad mode) or the forward function (vjp mode,
+    returning ``(value, residuals)``); ``backward`` is ``(residuals, cotangent) -> grads``.
+    """
 
     function: Callable
     source: str
     params: list[str]
     wrt: list[str]
     snapshot: Snapshot
+    backward: Callable | None = None
 
 
 def normalize(source: Source, namer: Namer) -> gast.FunctionDef:
-    """The function in A-normal, SSA form: one operation per statement, one name per value."""
+    """The function in A-normal form with structured control flow: one operation per
+    statement, loops over ranges, no break/continue/early return, one name per value in
+    straight-line code."""
     tree = fence(source.tree, source)
     tree = desugar(tree)
+    tree = desugar_loops(tree, source, namer)
+    tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
     return rename(tree, namer)
 
 
 def reverse_mode(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) -> Generated:
-    """Transform ``func`` into its reverse-mode derivative function (``mode``: grad or vjp)."""
+    """Transform ``func`` into its reverse-mode derivative (``mode``: grad or vjp)."""
     source = parse_function(func)
     namer = Namer.for_tree(source.tree)
     params = source.params
     wrt_names = [params[i] for i in wrt]
-    tree = normalize(source, namer)
-    free = _free_names(tree, source)
+    free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
-    tree = reverse(tree, source, namer, wrt_names, single, mode)
-    tree = optimize(tree, namer)
-    tree = rebind(tree, source, namer, free)
-    text = to_source(tree)
+    tree = normalize(source, namer)
+    result = reverse(tree, source, namer, wrt_names, single, mode)
+    functions = result if isinstance(result, list) else [result]
+    texts = []
+    for function in functions:
+        optimize(function, namer)
+        rebind(function, source, namer, free)
+        texts.append(to_source(function))
+    text = "\n".join(texts)
     label = f"{mode} of {source.name} ({source.filename}:{source.first_line})"
-    function = compile_function(text, tree.name, namer.globals, label)
-    function.__defaults__ = func.__defaults__
-    function.__kwdefaults__ = func.__kwdefaults__
-    return Generated(function, text, params, wrt_names, Snapshot(func, free))
+    scope = compile_source(text, namer.globals, label)
+    compiled = [scope[f.name] for f in functions]
+    compiled[0].__defaults__ = func.__defaults__
+    compiled[0].__kwdefaults__ = func.__kwdefaults__
+    backward = compiled[1] if len(compiled) > 1 else None
+    return Generated(compiled[0], text, params, wrt_names, Snapshot(func, free), backward)
 
 
 def _free_names(tree: gast.FunctionDef, source: Source) -> dict[str, Any]:
     local = local_names(tree)
     free = {}
     for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and node.id not in local:
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in local:
             obj = source.lookup(node.id)
             if obj is MISSING:
                 raise source.error(f"name '{node.id}' is not defined", node)

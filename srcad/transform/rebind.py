@@ -50,7 +50,14 @@ def rebind(
 
 
 def _drop_unused_namespace(tree: gast.FunctionDef, xp_name: str | None) -> None:
-    if xp_name is None:
+    if xp_name is None or not tree.body:
+        return
+    first = tree.body[0]
+    if not (
+        isinstance(first, gast.Assign)
+        and isinstance(first.targets[0], gast.Name)
+        and first.targets[0].id == xp_name
+    ):
         return
     used = any(
         isinstance(n, gast.Name) and n.id == xp_name and isinstance(n.ctx, gast.Load)

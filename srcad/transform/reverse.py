@@ -1,4 +1,12 @@
-"""Reverse mode: the primal statements, then each active statement's adjoint in reverse order."""
+"""Reverse mode: a forward sweep (the primal, recording what the tape plan asks for), then
+a backward sweep that runs each active statement's adjoint in reverse order.
+
+Control flow is reversed structurally: ``if`` becomes ``if`` on the same decision, a loop
+over a range runs over the reversed range, a ``while`` runs as many times as it did.
+Adjoints are plain local variables whose presence is tracked statically: the first
+contribution assigns, later ones add, a variable's own assignment ends its adjoint, and
+zeros are only written where a loop or branch needs the same adjoints on every path.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +17,12 @@ import gast
 
 from srcad.errors import NoAdjointError
 from srcad.runtime import accumulate
+from srcad.runtime.backend import array_namespace
+from srcad.runtime.tape import Tape
 from srcad.transform import build
-from srcad.transform.analyses.activity import Activity, analyse_activity
+from srcad.transform.analyses.activity import Activity, analyse_activity, targets
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
+from srcad.transform.analyses.tbr import Recording, loop_targets, plan_recording, stable_names
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -19,120 +30,405 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.ops import UNKNOWN, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
+#: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
+#: shape (elementwise templates, and products whose helpers reduce it first).
+_BROADCAST_TRANSPARENT = {
+    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "maximum", "minimum",
+    "where", "clip", "matmul", "dot", "identity", "neg", "copy",
+}  # fmt: skip
+_ROUNDS = 8
+
 
 @dataclass
-class _Backward:
-    """State of one reverse sweep: adjoint names so far and the statements emitted."""
+class _Context:
+    """What every part of one reverse transformation reads."""
 
     source: Source
     namer: Namer
+    local: set[str]
     activity: Activity
     shapes: SameShape
     xp_name: str
-    adjoints: dict[str, str] = field(default_factory=dict)
-    out: list[gast.stmt] = field(default_factory=list)
+    tape_name: str
+    adjoint_names: dict[str, str]
+    stable: frozenset[str]
 
-    def adjoint_of(self, name: str) -> str:
-        return self.adjoints[name]
 
-    def contribute(self, target: gast.expr, value: gast.expr, origin: gast.AST) -> None:
-        """Add ``value`` to the adjoint of ``target``: first contribution assigns."""
-        varied = operand_names(target) & self.activity.varied
+@dataclass
+class _Sweep:
+    """One generation of forward and backward code under a recording plan."""
+
+    ctx: _Context
+    plan: Recording
+    available: set[str]
+    loose_in: set[str]
+    state: set[str] = field(default_factory=set)
+    loose: set[str] = field(default_factory=set)
+    pushes: bool = False
+    last_origin: object = None
+
+    # ---- adjoint variables ----
+
+    def adj(self, name: str) -> str:
+        names = self.ctx.adjoint_names
+        if name not in names:
+            names[name] = self.ctx.namer.adjoint(name)
+        return names[name]
+
+    def is_loose(self, name: str) -> bool:
+        return name in self.loose or name in self.loose_in
+
+    def contribute(self, target: gast.expr, value: gast.expr, loose: bool, where: gast.AST):
+        varied = operand_names(target) & self.ctx.activity.varied
         if not varied:
-            return
+            return []
         if not isinstance(target, gast.Name):
-            raise self.source.error(
+            raise self.ctx.source.error(
                 "the gradient flows into a list or expression here, which is not supported "
                 "yet; pass arrays as separate arguments (e.g. np.stack([a, b]) for arrays)",
-                origin,
+                where,
             )
         name = target.id
-        if name in self.adjoints:
-            adj = self.adjoints[name]
+        adj = self.adj(name)
+        if loose:
+            self.loose.add(name)
+        if name in self.state:
             value = build.binop(build.load(adj), gast.Add(), value)
-        else:
-            adj = self.adjoints[name] = self.namer.adjoint(name)
-        self.emit(build.assign(adj, value))
+        self.state.add(name)
+        return [_generated(build.assign(adj, value))]
 
-    def emit(self, stmt: gast.stmt) -> None:
-        setanno(stmt, "pure", not isinstance(stmt, gast.Expr))
-        setanno(stmt, "generated", True)
-        self.out.append(stmt)
+    def zeros(self, name: str) -> gast.stmt:
+        helper = self.ctx.namer.bind_global(accumulate.zeros_like, "zeros_like")
+        return _generated(build.assign(self.adj(name), build.call(helper, build.load(name))))
+
+    # ---- statements ----
+
+    def block(self, body: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """Forward code for ``body`` and the backward code that undoes it."""
+        forward: list[gast.stmt] = []
+        parts: list[list[gast.stmt]] = []
+        for stmt in body:
+            fwd, rev = self.statement_forward(stmt)
+            forward.extend(fwd)
+            parts.append(rev)
+        return forward, self.run_backward((body, parts))
+
+    def statement_forward(self, stmt: gast.stmt):
+        if isinstance(stmt, gast.Assign):
+            fwd = [stmt]
+            if id(stmt) in self.plan.pushed:
+                self.pushes = True
+                pushes = [
+                    _generated(gast.Expr(value=build.call(
+                        build.attr(build.load(self.ctx.tape_name), "push"), build.load(n))), False)
+                    for n in targets(stmt)
+                ]  # fmt: skip
+                fwd = pushes + fwd
+            return fwd, self.assign_backward
+        if isinstance(stmt, gast.If):
+            body_f, body_sweep = self.deferred(stmt.body)
+            else_f, else_sweep = self.deferred(stmt.orelse)
+            new = gast.If(test=stmt.test, body=body_f, orelse=else_f)
+            return [gast.copy_location(new, stmt)], lambda s: self.if_backward(
+                s, body_sweep, else_sweep
+            )
+        if isinstance(stmt, gast.For):
+            return self.for_loop(stmt)
+        if isinstance(stmt, gast.While):
+            return self.while_loop(stmt)
+        return [stmt], []
+
+    def deferred(self, body: list[gast.stmt]):
+        """Forward code now; the backward code is generated later, in backward order."""
+        forward = []
+        parts = []
+        for stmt in body:
+            fwd, rev = self.statement_forward(stmt)
+            forward.extend(fwd)
+            parts.append(rev)
+        return forward, (body, parts)
+
+    def run_backward(self, deferred) -> list[gast.stmt]:
+        body, parts = deferred
+        self.last_origin = None
+        backward = [copy.deepcopy(s) for s in body if id(s) in self.plan.recomputed]
+        for stmt, rev in zip(reversed(body), reversed(parts)):
+            backward.extend(rev(stmt) if callable(rev) else rev)
+        return backward
+
+    def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
+        before = set(self.state)
+        body = self.run_backward(body_part)
+        after_body = self.state
+        self.state = set(before)
+        orelse = self.run_backward(else_part)
+        after_else = self.state
+        for name in sorted(after_body - after_else):
+            orelse.append(self.zeros(name))
+        for name in sorted(after_else - after_body):
+            body.append(self.zeros(name))
+        self.state = after_body | after_else
+        if not body and not orelse:
+            return []
+        return [gast.If(test=copy.deepcopy(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
+
+    def loop_backward(self, deferred, header) -> list[gast.stmt]:
+        """The reversed loop body run until the adjoints it carries are the same each time."""
+        entry = set(self.state)
+        prelude: list[gast.stmt] = []
+        for _ in range(_ROUNDS):
+            self.state = set(entry)
+            saved_loose = set(self.loose)
+            body = self.run_backward(deferred)
+            exit_ = self.state
+            missing = exit_ - entry
+            if not missing:
+                break
+            for name in sorted(missing):
+                prelude.append(self.zeros(name))
+            entry |= missing
+            self.loose = saved_loose
+        for name in sorted(entry - exit_):
+            body.append(self.zeros(name))
+        self.state = entry
+        if not body:
+            return prelude
+        return [*prelude, header(body)]
+
+    def for_loop(self, stmt: gast.For):
+        body_f, part = self.deferred(stmt.body)
+        forward = gast.For(
+            target=stmt.target, iter=stmt.iter, body=body_f, orelse=[], type_comment=None
+        )
+
+        def backward(s: gast.For) -> list[gast.stmt]:
+            def header(body: list[gast.stmt]) -> gast.For:
+                reverse = self.ctx.namer.bind_global(reversed, "reversed")
+                return gast.For(
+                    target=copy.deepcopy(s.target),
+                    iter=build.call(reverse, copy.deepcopy(s.iter)),
+                    body=body,
+                    orelse=[],
+                    type_comment=None,
+                )
+
+            return self.loop_backward(part, header)
+
+        return [gast.copy_location(forward, stmt)], backward
+
+    def while_loop(self, stmt: gast.While):
+        counter = getanno(stmt, "counter")
+        body_f, part = self.deferred(stmt.body)
+        increment = _generated(
+            build.assign(counter, build.binop(build.load(counter), gast.Add(), build.const(1)))
+        )
+        forward = gast.While(test=stmt.test, body=[*body_f, increment], orelse=[])
+
+        def backward(s: gast.While) -> list[gast.stmt]:
+            def header(body: list[gast.stmt]) -> gast.For:
+                return gast.For(
+                    target=build.store(self.ctx.namer.fresh_temp("_")),
+                    iter=build.call("range", build.load(counter)),
+                    body=body,
+                    orelse=[],
+                    type_comment=None,
+                )
+
+            return self.loop_backward(part, header)
+
+        return [gast.copy_location(forward, stmt)], backward
+
+    # ---- one assignment ----
+
+    def assign_backward(self, stmt: gast.Assign) -> list[gast.stmt]:
+        ctx = self.ctx
+        out: list[gast.stmt] = []
+        names = targets(stmt)
+        target = stmt.targets[0]
+        live = [n for n in names if n in self.state]
+        if live:
+            if not isinstance(target, gast.Name):
+                raise ctx.source.error(
+                    "unpacking a differentiable value into several names is not supported yet",
+                    getanno(stmt, "expr") or stmt,
+                )
+            origin = getanno(stmt, "origin")
+            if origin is not None and origin is not self.last_origin:
+                out.append(build.comment("grad of: " + ctx.source.line_text(origin)))
+                self.last_origin = origin
+            out.extend(self.adjoint(stmt))
+        for name in names:
+            self.state.discard(name)
+        if id(stmt) in self.plan.pushed:
+            for name in names:
+                pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
+                out.append(_generated(build.assign(name, pop), False))
+        return out
+
+    def adjoint(self, stmt: gast.Assign) -> list[gast.stmt]:
+        ctx = self.ctx
+        source = ctx.source
+        target = stmt.targets[0]
+        where = getanno(stmt, "expr") or stmt
+        op = classify(stmt.value, source, ctx.local)
+        if op.nondifferentiable:
+            return []
+        rule = op.rule
+        if rule is None:
+            if op.key is UNKNOWN and op.label in ("Tuple", "List", "Dict"):
+                raise source.error(
+                    "building a container of differentiable values is not supported yet", where
+                )
+            raise source.error(
+                f"no adjoint rule for {op.label}: srcad cannot differentiate this call; "
+                "register one with srcad.adjoints.adjoint",
+                where,
+                NoAdjointError,
+            )
+        try:
+            bound = bind(rule, op.args, op.keywords)
+        except TemplateError as exc:
+            raise source.error(
+                f"{op.label}: arguments not supported for differentiation ({exc})", where
+            ) from None
+        stored = stored_params(rule)
+        for param, node in bound.items():
+            if param not in stored and operand_names(node) & ctx.activity.varied:
+                raise source.error(
+                    f"the gradient of {op.label} with respect to its argument '{param}' is "
+                    "not implemented",
+                    where,
+                )
+        try:
+            body = instantiate(rule, build.load(target.id), bound, ctx.namer, ctx.xp_name)
+        except TemplateError as exc:
+            raise source.error(f"{op.label}: {exc}", where) from None
+        out: list[gast.stmt] = []
+        name = target.id
+        transparent = rule.shape_preserving or rule.name in _BROADCAST_TRANSPARENT
+        if self.is_loose(name) and not transparent:
+            helper = ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
+            exact = build.call(helper, build.load(self.adj(name)), build.load(name))
+            out.append(_generated(build.assign(self.adj(name), exact)))
+        reader = _ReadAdjoints(self, build.load(name))
+        for tstmt in body:
+            if isinstance(tstmt, gast.Assign):
+                dest = tstmt.targets[0]
+                reader.lazy = False
+                value = reader.visit(tstmt.value)
+                if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
+                    loose = reader.lazy or self.reads_loose(value)
+                    out.extend(self.contribute(dest.slice, value, loose, where))
+                    continue
+                new = gast.Assign(targets=[reader.visit(dest)], value=value, type_comment=None)
+                out.append(_generated(new))
+            else:
+                out.append(_generated(reader.visit(tstmt), False))
+        return out
+
+    def reads_loose(self, value: gast.expr) -> bool:
+        """Whether ``value`` carries a loose adjoint outside every reducing helper call."""
+        loose_names = {
+            self.adj(n) for n in self.loose | self.loose_in if n in self.ctx.adjoint_names
+        }
+        if not loose_names:
+            return False
+        helpers = {n for n, obj in self.ctx.namer.globals.items() if _is_helper(obj)}
+
+        def walk(node: gast.AST) -> bool:
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                if node.func.id in helpers:
+                    return False
+            if isinstance(node, gast.Name) and node.id in loose_names:
+                return True
+            return any(walk(child) for child in gast.iter_child_nodes(node))
+
+        return walk(value)
+
+
+def _is_helper(obj: object) -> bool:
+    return getattr(obj, "__module__", "") == accumulate.__name__
 
 
 class _ReadAdjoints(gast.NodeTransformer):
-    """Replace ``d[y]`` reads with the adjoint's name; elide unbroadcasts shapes rule out."""
+    """``d[y]`` reads become adjoint names; unbroadcasts are elided where shapes allow."""
 
-    def __init__(self, sweep: _Backward, result: gast.Name, unbroadcast_name: str) -> None:
+    def __init__(self, sweep: _Sweep, result: gast.Name) -> None:
         self.sweep = sweep
         self.result = result
-        self.unbroadcast_name = unbroadcast_name
+        self.lazy = False
+        namer = sweep.ctx.namer
+        self.unbroadcast = namer.bind_global(accumulate.unbroadcast, "unbroadcast")
 
     def visit_Subscript(self, node: gast.Subscript) -> gast.AST:
         if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
-            return build.load(self.sweep.adjoint_of(node.slice.id))
+            return build.load(self.sweep.adj(node.slice.id))
         return self.generic_visit(node)
 
     def visit_Call(self, node: gast.Call) -> gast.AST:
         self.generic_visit(node)
         func = node.func
-        if (
-            isinstance(func, gast.Name)
-            and func.id == self.unbroadcast_name
-            and len(node.args) == 2
-            and self.sweep.shapes.same(node.args[1], self.result)
-        ):
-            return node.args[0]
+        if isinstance(func, gast.Name) and func.id == self.unbroadcast and len(node.args) == 2:
+            value, operand = node.args
+            if self.sweep.ctx.shapes.same(operand, self.result):
+                return value
+            if isinstance(operand, gast.Name) and operand.id not in self.sweep.available:
+                # the operand's value is gone by now: leave the gradient broadcast, and let
+                # whoever reads this adjoint reduce it (see _BROADCAST_TRANSPARENT)
+                self.lazy = True
+                return value
         return node
 
 
-def _adjoint_statement(sweep: _Backward, stmt: gast.Assign, local: set[str]) -> None:
-    source = sweep.source
-    target = stmt.targets[0]
-    where = getanno(stmt, "expr") or stmt
-    op = classify(stmt.value, source, local)
-    rule = op.rule
-    if rule is None:
-        if op.key is UNKNOWN and op.label in ("Tuple", "List", "Dict"):
-            raise source.error(
-                "building a container of differentiable values is not supported yet", where
-            )
-        raise source.error(
-            f"no adjoint rule for {op.label}: srcad cannot differentiate this call; register "
-            "one with srcad.adjoints.adjoint",
-            where,
-            NoAdjointError,
-        )
-    try:
-        bound = bind(rule, op.args, op.keywords)
-    except TemplateError as exc:
-        raise source.error(
-            f"{op.label}: arguments not supported for differentiation ({exc})", where
-        ) from None
-    stored = stored_params(rule)
-    for param, node in bound.items():
-        if param not in stored and operand_names(node) & sweep.activity.varied:
-            raise source.error(
-                f"the gradient of {op.label} with respect to its argument '{param}' is not "
-                "implemented",
-                where,
-            )
-    try:
-        body = instantiate(rule, build.load(target.id), bound, sweep.namer, sweep.xp_name)
-    except TemplateError as exc:
-        raise source.error(f"{op.label}: {exc}", where) from None
-    unbroadcast_name = sweep.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
-    reader = _ReadAdjoints(sweep, build.load(target.id), unbroadcast_name)
-    for tstmt in body:
-        if isinstance(tstmt, gast.Assign):
-            dest = tstmt.targets[0]
-            value = reader.visit(tstmt.value)
-            if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
-                sweep.contribute(dest.slice, value, where)
-                continue
-            sweep.emit(gast.Assign(targets=[reader.visit(dest)], value=value, type_comment=None))
+def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
+    setanno(stmt, "pure", pure)
+    setanno(stmt, "generated", True)
+    return stmt
+
+
+def _annotate_purity(body: list[gast.stmt], source: Source, local: set[str]) -> None:
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            op = classify(stmt.value, source, local)
+            pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
+            setanno(stmt, "pure", pure)
         else:
-            sweep.emit(reader.visit(tstmt))
+            setanno(stmt, "pure", False)
+        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and inner:
+                _annotate_purity(inner, source, local)
+
+
+def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
+    """Give each while loop a trip counter, assigned just before the loop."""
+    for stmt in list(body):
+        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and inner:
+                _prepare_while_counters(inner, namer)
+    k = 0
+    while k < len(body):
+        stmt = body[k]
+        if isinstance(stmt, gast.While) and getanno(stmt, "counter") is None:
+            counter = namer.fresh_temp("_trips")
+            init = _generated(build.assign(counter, build.const(0)))
+            setanno(stmt, "counter", counter)
+            setanno(stmt, "counter_init", init)
+            body.insert(k, init)
+            k += 1
+        k += 1
+
+
+def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
+    adjoints = set(ctx.adjoint_names.values())
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name)
+        and isinstance(n.ctx, gast.Load)
+        and n.id in ctx.local
+        and n.id not in adjoints
+    }
 
 
 def reverse(
@@ -142,97 +438,129 @@ def reverse(
     wrt: list[str],
     single: bool,
     mode: str = "grad",
-) -> gast.FunctionDef:
+) -> gast.FunctionDef | list[gast.FunctionDef]:
     """Build the gradient function of the normalized ``tree`` with respect to ``wrt``.
 
-    ``mode="grad"`` returns ``(value, grads)``; ``mode="vjp"`` returns ``(value, pullback)``
-    where ``pullback(cotangent)`` returns the gradients.
+    ``mode="grad"`` gives one function returning ``(value, grads)``; ``mode="vjp"`` gives a
+    forward function returning ``(value, residuals)`` and a backward function
+    ``(residuals, cotangent) -> grads``.
     """
     body = list(tree.body)
     ret = body.pop()
     output = ret.value.id
-    local = local_names(tree)
-    for stmt in body:
-        if isinstance(stmt, gast.Assign):
-            op = classify(stmt.value, source, local)
-            pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
-            setanno(stmt, "pure", pure)
-        else:
-            setanno(stmt, "pure", False)
-    activity = analyse_activity(body, source, local, wrt, output)
-    shapes = analyse_shapes(body, source, local, output if mode == "grad" else None)
-    sweep = _Backward(source, namer, activity, shapes, namer.fresh("xp"))
-    seed = sweep.adjoints[output] = namer.adjoint(output)
-    if mode == "grad":
-        sweep.emit(build.assign(seed, build.const(1.0)))
-    last_origin = None
-    for stmt in reversed(body):
-        if not isinstance(stmt, gast.Assign):
-            continue
-        target = stmt.targets[0]
-        if not isinstance(target, gast.Name):
-            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
-            if any(activity.active(n) and n in sweep.adjoints for n in names):
-                raise source.error(
-                    "unpacking a differentiable value into several names is not supported yet",
-                    getanno(stmt, "expr") or stmt,
-                )
-            continue
-        if not activity.active(target.id) or target.id not in sweep.adjoints:
-            continue
-        origin = getanno(stmt, "origin")
-        if origin is not last_origin and origin is not None:
-            sweep.emit(build.comment("grad of: " + source.line_text(origin)))
-            last_origin = origin
-        _adjoint_statement(sweep, stmt, local)
-    grads = []
-    for name in wrt:
-        if name not in sweep.adjoints:
-            zeros = namer.bind_global(accumulate.zeros_like, "zeros_like")
-            sweep.adjoints[name] = namer.adjoint(name)
-            sweep.emit(build.assign(sweep.adjoints[name], build.call(zeros, build.load(name))))
-        grads.append(build.load(sweep.adjoints[name]))
-    grads_expr = grads[0] if single else build.tuple_(grads)
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
-    namespace = namer.bind_global(_array_namespace(), "array_namespace")
-    xp_def = build.assign(sweep.xp_name, build.call(namespace, *map(build.load, params)))
-    setanno(xp_def, "pure", False)  # kept until rebind knows whether NumPy calls use it
+    _prepare_while_counters(body, namer)
+    local = local_names(gast.FunctionDef(
+        name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
+        type_comment=None, type_params=[]))  # fmt: skip
+    _annotate_purity(body, source, local)
+    stable = stable_names(body, params)
+    activity = analyse_activity(body, source, local, wrt, output)
+    shapes = analyse_shapes(body, source, local, stable, output if mode == "grad" else None)
+    ctx = _Context(
+        source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
+        {}, stable,
+    )  # fmt: skip
+    seed = ctx.adjoint_names.setdefault(output, namer.adjoint(output))
+    available = set(stable) | loop_targets(body)
+    loose: set[str] = set()
+    plan = Recording(stable)
+    seen: list[set[str]] = []
+    for _ in range(_ROUNDS):
+        sweep = _Sweep(ctx, plan, available, loose)
+        sweep.state = {output}
+        forward, backward = sweep.block(body)
+        need = _reads_of_primal(backward, ctx)
+        new_plan = plan_recording(body, params, need, source, local)
+        recomputed = {
+            n for s in _walk_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
+        }
+        new_available = set(stable) | loop_targets(body) | new_plan.pushed_names | recomputed
+        consistent = sweep.loose <= loose and need <= new_available
+        if consistent and new_plan.pushed == plan.pushed and new_plan.recomputed == plan.recomputed:
+            break
+        seen.append(sweep.loose)
+        # adjoints found loose are assumed loose from the start next time round (a loop can
+        # bring a loose adjoint back to code generated before it was found)
+        loose = set(sweep.loose) | (loose if len(seen) > 3 else set())
+        available = new_available
+        plan = new_plan
+    grads, finish = _gradients(sweep, wrt)
+    prologue = [_namespace_line(ctx, params)]
+    if sweep.pushes:
+        tape_class = namer.bind_global(Tape, "Tape")
+        prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
+        for name in sorted(plan.pushed_names - set(params)):
+            prologue.append(_generated(build.assign(name, build.const(None)), False))
+    backward = backward + finish
+    grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
-    setanno(new, "xp_name", sweep.xp_name)
+    setanno(new, "xp_name", ctx.xp_name)
     if mode == "grad":
         new.name = namer.fresh("value_and_grad_" + tree.name)
-        new.body = [xp_def, *body, *sweep.out, build.ret(build.tuple_([ret.value, grads_expr]))]
-    else:
-        pullback_name = namer.fresh("pullback")
-        args = gast.arguments(
-            args=[gast.Name(id=seed, ctx=gast.Param(), annotation=None, type_comment=None)],
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
-        pullback = gast.FunctionDef(
-            name=pullback_name,
-            args=args,
-            body=[*sweep.out, build.ret(grads_expr)],
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
-        new.name = namer.fresh("vjp_" + tree.name)
+        seed_line = _generated(build.assign(seed, build.const(1.0)))
         new.body = [
-            xp_def,
-            *body,
-            pullback,
-            build.ret(build.tuple_([ret.value, build.load(pullback_name)])),
-        ]
-    return new
+            *prologue, *forward, seed_line, *backward,
+            build.ret(build.tuple_([ret.value, grads_expr])),
+        ]  # fmt: skip
+        return new
+    extra = {ctx.tape_name} if sweep.pushes else set()
+    if any(
+        isinstance(n, gast.Name) and n.id == ctx.xp_name for s in backward for n in gast.walk(s)
+    ):
+        extra.add(ctx.xp_name)
+    residual_names = sorted(_reads_of_primal(backward, ctx) | extra)
+    residuals = build.tuple_([build.load(n) for n in residual_names])
+    fwd = copy.copy(tree)
+    setanno(fwd, "xp_name", ctx.xp_name)
+    fwd.name = namer.fresh(tree.name + "_fwd")
+    fwd.body = [*prologue, *forward, build.ret(build.tuple_([ret.value, residuals]))]
+    bwd_args = gast.arguments(
+        args=[build.param(namer.fresh_temp("residuals")), build.param(seed)],
+        posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+    )  # fmt: skip
+    unpack_target = build.tuple_([build.store(n) for n in residual_names], gast.Store())
+    unpack = _generated(build.assign(unpack_target, build.load(bwd_args.args[0].id)), False)
+    bwd_body = [unpack]
+    if sweep.pushes:
+        tape_class = namer.bind_global(Tape, "Tape")
+        bwd_body.append(_generated(build.assign(
+            ctx.tape_name, build.call(tape_class, build.load(ctx.tape_name))), False))  # fmt: skip
+    bwd = gast.FunctionDef(
+        name=namer.fresh(tree.name + "_bwd"), args=bwd_args,
+        body=[*bwd_body, *backward, build.ret(grads_expr)],
+        decorator_list=[], returns=None, type_comment=None, type_params=[],
+    )  # fmt: skip
+    setanno(bwd, "xp_name", ctx.xp_name)
+    return [fwd, bwd]
 
 
-def _array_namespace():
-    from srcad.runtime.backend import array_namespace
+def _walk_statements(body: list[gast.stmt]):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            yield from _walk_statements(stmt.body)
+            yield from _walk_statements(stmt.orelse)
 
-    return array_namespace
+
+def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gast.stmt]]:
+    """The returned gradient of each ``wrt`` parameter, and statements that finish them."""
+    grads: list[gast.expr] = []
+    finish: list[gast.stmt] = []
+    helper = sweep.ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
+    for name in wrt:
+        adj = sweep.adj(name)
+        if name not in sweep.state:
+            finish.append(sweep.zeros(name))
+        elif sweep.is_loose(name):
+            exact = build.call(helper, build.load(adj), build.load(name))
+            finish.append(_generated(build.assign(adj, exact)))
+        grads.append(build.load(adj))
+    return grads, finish
+
+
+def _namespace_line(ctx: _Context, params: list[str]) -> gast.stmt:
+    namespace = ctx.namer.bind_global(array_namespace, "array_namespace")
+    line = build.assign(ctx.xp_name, build.call(namespace, *map(build.load, params)))
+    # kept until rebind knows whether NumPy calls use it
+    return _generated(line, False)

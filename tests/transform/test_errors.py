@@ -59,18 +59,6 @@ def with_comprehension(x):
     return np.sum([v * 2.0 for v in x])
 
 
-def with_if(x):
-    if np.sum(x) > 0:
-        x = x * 2.0
-    return np.sum(x)
-
-
-def with_for(x):
-    for _ in range(3):
-        x = x * 2.0
-    return np.sum(x)
-
-
 def with_setitem(x):
     y = x * 1.0
     y[0] = 2.0
@@ -100,8 +88,6 @@ CASES = [
     (with_global, "'global'", "global G"),
     (with_lambda, "lambda", "f = lambda"),
     (with_comprehension, "list comprehensions", "return np.sum([v"),
-    (with_if, "'if' statement: control flow", "if np.sum(x) > 0:"),
-    (with_for, "'for' loop: control flow", "for _ in range(3):"),
     (with_setitem, "in-place update", "y[0] = 2.0"),
     (calls_unknown, "no adjoint rule for", "return np.sum(opaque(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),

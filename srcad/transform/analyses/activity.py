@@ -22,10 +22,44 @@ class Activity:
         return name in self.varied and name in self.useful
 
 
-def _targets(stmt: gast.stmt) -> list[str]:
+def targets(stmt: gast.stmt) -> list[str]:
+    """Names an assignment statement binds."""
     if isinstance(stmt, gast.Assign):
         return [n.id for n in gast.walk(stmt.targets[0]) if isinstance(n, gast.Name)]
     return []
+
+
+def _forward(body: list[gast.stmt], source: Source, local: set[str], varied: set[str]) -> None:
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            op = classify(stmt.value, source, local)
+            if not op.nondifferentiable and differentiable_operand_names(stmt.value, op) & varied:
+                varied.update(targets(stmt))
+        elif isinstance(stmt, gast.If):
+            _forward(stmt.body, source, local, varied)
+            _forward(stmt.orelse, source, local, varied)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            while True:
+                before = len(varied)
+                _forward(stmt.body, source, local, varied)
+                if len(varied) == before:
+                    break
+
+
+def _backward(body: list[gast.stmt], useful: set[str]) -> None:
+    for stmt in reversed(body):
+        if isinstance(stmt, gast.Assign):
+            if set(targets(stmt)) & useful:
+                useful |= operand_names(stmt.value)
+        elif isinstance(stmt, gast.If):
+            _backward(stmt.body, useful)
+            _backward(stmt.orelse, useful)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            while True:
+                before = len(useful)
+                _backward(stmt.body, useful)
+                if len(useful) == before:
+                    break
 
 
 def analyse_activity(
@@ -33,16 +67,7 @@ def analyse_activity(
 ) -> Activity:
     """Varied (forward from ``wrt``) and useful (backward from ``output``) names of ``body``."""
     varied = set(wrt)
-    for stmt in body:
-        if not isinstance(stmt, gast.Assign):
-            continue
-        op = classify(stmt.value, source, local)
-        if op.nondifferentiable:
-            continue
-        if differentiable_operand_names(stmt.value, op) & varied:
-            varied.update(_targets(stmt))
+    _forward(body, source, local, varied)
     useful = {output}
-    for stmt in reversed(body):
-        if isinstance(stmt, gast.Assign) and set(_targets(stmt)) & useful:
-            useful |= operand_names(stmt.value)
+    _backward(body, useful)
     return Activity(frozenset(varied), frozenset(useful))

@@ -17,8 +17,13 @@ class SameShape:
     SCALAR = "<scalar>"
     SHAPE = "<shape tuple>"
 
-    def __init__(self) -> None:
+    def __init__(self, stable: frozenset[str] | None = None) -> None:
         self.parent: dict[str, str] = {}
+        self.stable = stable
+
+    def tracked(self, name: str) -> bool:
+        """Whether ``name`` has one value (and so one shape) everywhere."""
+        return self.stable is None or name in self.stable or name in (self.SCALAR, self.SHAPE)
 
     def find(self, name: str) -> str:
         """Representative of ``name``'s class."""
@@ -41,7 +46,7 @@ class SameShape:
         if isinstance(expr, gast.UnaryOp) and isinstance(expr.operand, gast.Constant):
             return self.SCALAR
         if isinstance(expr, gast.Name):
-            return self.find(expr.id)
+            return self.find(expr.id) if self.tracked(expr.id) else None
         return None
 
     def same(self, a: gast.expr, b: gast.expr) -> bool:
@@ -51,18 +56,25 @@ class SameShape:
 
 
 def analyse_shapes(
-    body: list[gast.stmt], source: Source, local: set[str], scalar_output: str | None = None
+    body: list[gast.stmt],
+    source: Source,
+    local: set[str],
+    stable: frozenset[str] | None = None,
+    scalar_output: str | None = None,
 ) -> SameShape:
     """Shape classes implied by elementwise ops, scalars and copies in ``body``.
 
     ``scalar_output`` names a value known to be a scalar (a gradient's output): operands of
-    elementwise ops with a scalar result are scalars too.
+    elementwise ops with a scalar result are scalars too. Only ``stable`` names (one value
+    for the whole function) take part; names reassigned in loops or branches stay unknown.
     """
-    shapes = SameShape()
-    if scalar_output is not None:
+    shapes = SameShape(stable)
+    if scalar_output is not None and shapes.tracked(scalar_output):
         shapes.union(scalar_output, SameShape.SCALAR)
     for stmt in body:
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        if not shapes.tracked(stmt.targets[0].id):
             continue
         target = stmt.targets[0].id
         op = classify(stmt.value, source, local)

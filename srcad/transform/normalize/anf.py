@@ -14,6 +14,8 @@ def f(W, b, x):
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from srcad.transform import build
@@ -61,6 +63,10 @@ class _Flattener:
         self.local = local
         self.out: list[gast.stmt] = []
         self.origin: gast.stmt | None = None
+        # views read twice in one statement (``x[i] * x[i]``) are computed once
+        self.memo: dict[str, str] = {}
+        # names assigned in a branch or loop: SSA renaming leaves them alone
+        self.merged: set[str] = set()
 
     def emit(self, stmt: gast.stmt, expr: gast.expr | None = None) -> None:
         setanno(stmt, "origin", self.origin)
@@ -71,10 +77,58 @@ class _Flattener:
     def atom(self, expr: gast.expr) -> gast.expr:
         if isinstance(expr, (gast.Name, gast.Constant)) or is_static(expr, self.local):
             return expr
+        if isinstance(expr, gast.IfExp):
+            return build.load(self.conditional(expr))
+        if isinstance(expr, gast.BoolOp) and not all(self.is_atom(v) for v in expr.values):
+            return build.load(self.short_circuit(expr))
         value = self.op(expr)
+        key = gast.dump(value) if isinstance(value, (gast.Subscript, gast.Attribute)) else None
+        if key is not None and key in self.memo:
+            return build.load(self.memo[key])
         name = self.namer.temp()
         self.emit(build.assign(name, value), expr)
+        if key is not None:
+            self.memo[key] = name
         return build.load(name)
+
+    def is_atom(self, expr: gast.expr) -> bool:
+        return isinstance(expr, (gast.Name, gast.Constant)) or is_static(expr, self.local)
+
+    def nested(self, emit_into: list[gast.stmt], fill) -> None:
+        """Run ``fill`` with statements going to ``emit_into`` instead of the current block."""
+        saved, memo = self.out, self.memo
+        self.out, self.memo = emit_into, dict(memo)
+        try:
+            fill()
+        finally:
+            self.out, self.memo = saved, memo
+
+    def conditional(self, expr: gast.IfExp) -> str:
+        """``a if c else b`` as an if statement assigning a fresh temporary."""
+        test = self.atom(expr.test)
+        name = self.namer.temp()
+        body: list[gast.stmt] = []
+        orelse: list[gast.stmt] = []
+        self.nested(body, lambda: self.emit(build.assign(name, self.op(expr.body)), expr.body))
+        self.nested(
+            orelse, lambda: self.emit(build.assign(name, self.op(expr.orelse)), expr.orelse)
+        )
+        self.emit(gast.If(test=test, body=body, orelse=orelse), expr)
+        return name
+
+    def short_circuit(self, expr: gast.BoolOp) -> str:
+        """``a and b`` / ``a or b`` as if statements, so ``b`` runs only when Python would."""
+        name = self.namer.temp()
+        first, *rest = expr.values
+        self.emit(build.assign(name, self.op(first)), first)
+        for value in rest:
+            branch: list[gast.stmt] = []
+            self.nested(branch, lambda v=value: self.emit(build.assign(name, self.op(v)), v))
+            if isinstance(expr.op, gast.And):
+                self.emit(gast.If(test=build.load(name), body=branch, orelse=[]), value)
+            else:
+                self.emit(gast.If(test=build.load(name), body=[], orelse=branch), value)
+        return name
 
     def index(self, index: gast.expr) -> gast.expr:
         if isinstance(index, gast.Slice):
@@ -106,8 +160,11 @@ class _Flattener:
                 gast.Compare(left=left, ops=expr.ops, comparators=comparators), expr
             )
         if isinstance(expr, gast.BoolOp):
-            values = [self.atom(v) for v in expr.values]
-            return gast.copy_location(gast.BoolOp(op=expr.op, values=values), expr)
+            if not all(self.is_atom(v) for v in expr.values):
+                return build.load(self.short_circuit(expr))
+            return expr
+        if isinstance(expr, gast.IfExp):
+            return build.load(self.conditional(expr))
         if isinstance(expr, gast.Call):
             func = expr.func
             if isinstance(func, gast.Attribute) and not is_static(func, self.local):
@@ -141,12 +198,21 @@ class _Flattener:
 
     def statement(self, stmt: gast.stmt, result_name: str) -> None:
         self.origin = getanno(stmt, "origin", stmt)
+        self.memo = {}
         if isinstance(stmt, gast.Assign):
             value = stmt.value
             targets = stmt.targets
             first = targets[0]
             if isinstance(first, gast.Name):
-                self.emit(build.assign(first.id, self.op(value)), value)
+                op = self.op(value)
+                reads = {n.id for n in gast.walk(op) if isinstance(n, gast.Name)}
+                if first.id in reads and first.id in self.merged and not isinstance(op, gast.Name):
+                    # ``s = s + x`` becomes ``_t = s + x; s = _t``: an op never overwrites its
+                    # own operand, so its adjoint can read both the operand and the result
+                    temp = self.namer.temp()
+                    self.emit(build.assign(temp, op), value)
+                    op = build.load(temp)
+                self.emit(build.assign(first.id, op), value)
             elif isinstance(first, (gast.Tuple, gast.List)) and isinstance(
                 value, (gast.Tuple, gast.List)
             ):
@@ -180,14 +246,57 @@ class _Flattener:
                 self.emit(build.ret(build.load(result_name)), value)
         elif isinstance(stmt, gast.Expr):
             self.emit(gast.Expr(value=self.op(stmt.value)), stmt.value)
+        elif isinstance(stmt, gast.If):
+            test = self.test(stmt.test)
+            stmt.body = self.block(stmt.body, result_name)
+            stmt.orelse = self.block(stmt.orelse, result_name)
+            stmt.test = test
+            self.emit(stmt, stmt.test)
+        elif isinstance(stmt, gast.For):
+            it = stmt.iter
+            it.args = [self.atom(a) for a in it.args]
+            stmt.body = self.block(stmt.body, result_name)
+            self.emit(stmt, it)
+        elif isinstance(stmt, gast.While):
+            name = self.namer.temp()
+            condition = stmt.test
+            self.emit(build.assign(name, self.op(condition)), condition)
+            body = self.block(stmt.body, result_name)
+            again = copy.deepcopy(condition)
+            self.nested(body, lambda: self.emit(build.assign(name, self.op(again)), again))
+            self.origin = getanno(stmt, "origin", stmt)
+            self.emit(gast.While(test=build.load(name), body=body, orelse=[]), condition)
         else:
             self.emit(stmt)
+
+    def test(self, expr: gast.expr) -> gast.Name:
+        """A branch condition as a fresh name, so the branch cannot change it."""
+        atom = self.atom(expr)
+        if isinstance(atom, gast.Name) and atom.id in self.namer.generated:
+            return atom
+        name = self.namer.temp()
+        self.emit(build.assign(name, atom), expr)
+        return build.load(name)
+
+    def block(self, body: list[gast.stmt], result_name: str) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        saved_origin = self.origin
+        self.nested(out, lambda: [self.statement(s, result_name) for s in body])
+        self.origin = saved_origin
+        return out
 
 
 def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Rewrite ``tree``'s body into A-normal form (see module docstring)."""
     local = local_names(tree)
     flat = _Flattener(namer, local)
+    flat.merged = {
+        n.id
+        for stmt in tree.body
+        if isinstance(stmt, (gast.If, gast.For, gast.While))
+        for n in gast.walk(stmt)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
     result_name = namer.fresh(tree.name)
     for stmt in tree.body:
         flat.statement(stmt, result_name)

@@ -14,22 +14,30 @@ from __future__ import annotations
 import gast
 
 from srcad.transform import build
-from srcad.transform.anno import setanno
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.normalize.walk import rewrite_bodies
 
 
 def desugar(tree: gast.FunctionDef) -> gast.FunctionDef:
     """Return ``tree`` with docstrings, ``pass`` and augmented assignments desugared."""
-    body = []
-    for k, stmt in enumerate(tree.body):
-        setanno(stmt, "origin", stmt)
+    body = tree.body
+    if (
+        body
+        and isinstance(body[0], gast.Expr)
+        and isinstance(body[0].value, gast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    tree.body = rewrite_bodies(body, _desugar_block)
+    return tree
+
+
+def _desugar_block(body: list[gast.stmt]) -> list[gast.stmt]:
+    out = []
+    for stmt in body:
+        if getanno(stmt, "origin") is None:
+            setanno(stmt, "origin", stmt)
         if isinstance(stmt, gast.Pass):
-            continue
-        if (
-            k == 0
-            and isinstance(stmt, gast.Expr)
-            and isinstance(stmt.value, gast.Constant)
-            and isinstance(stmt.value.value, str)
-        ):
             continue
         if isinstance(stmt, gast.AugAssign):
             target = stmt.target
@@ -38,8 +46,7 @@ def desugar(tree: gast.FunctionDef) -> gast.FunctionDef:
             new = build.assign(target.id, value)
             gast.copy_location(new, stmt)
             setanno(new, "origin", stmt)
-            body.append(new)
+            out.append(new)
             continue
-        body.append(stmt)
-    tree.body = body
-    return tree
+        out.append(stmt)
+    return out

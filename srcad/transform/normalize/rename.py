@@ -19,9 +19,20 @@ from srcad.transform.naming import Namer
 
 
 def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
-    """Give every redefinition of a name in ``tree`` a fresh name; update the reads."""
+    """Give every redefinition of a name in ``tree`` a fresh name; update the reads.
+
+    Names assigned inside ``if``/``for``/``while`` keep one name throughout: their values
+    merge at the end of branches and loops, where the reverse pass restores them instead.
+    """
     args = tree.args
     defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    merged = {
+        n.id
+        for stmt in tree.body
+        if isinstance(stmt, (gast.If, gast.For, gast.While))
+        for n in gast.walk(stmt)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
     current: dict[str, str] = {}
     for stmt in tree.body:
         stores = []
@@ -32,6 +43,8 @@ def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
                 elif isinstance(node.ctx, gast.Store):
                     stores.append(node)
         for node in stores:
+            if node.id in merged:
+                continue
             if node.id in defined:
                 new = namer.fresh(node.id)
                 current[node.id] = new

@@ -23,6 +23,20 @@ def _sweep(body: list[gast.stmt], live: set[str]) -> tuple[list[gast.stmt], bool
         if build.is_comment(stmt):
             kept.append(stmt)
             continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            # conservative: a loop body may read anything the loop reads, on the next turn
+            inner_live = set(live)
+            if not isinstance(stmt, gast.If):
+                inner_live |= set(reads(stmt))
+            stmt.body, c1 = _sweep(stmt.body, set(inner_live))
+            stmt.orelse, c2 = _sweep(stmt.orelse, set(inner_live))
+            changed |= c1 or c2
+            if not stmt.body and not stmt.orelse and not isinstance(stmt, gast.While):
+                changed = True
+                continue
+            live |= set(reads(stmt))
+            kept.append(stmt)
+            continue
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
@@ -47,7 +61,7 @@ def drop_dead_code(tree: gast.FunctionDef) -> bool:
     return changed
 
 
-def drop_orphan_comments(tree: gast.FunctionDef) -> None:
+def drop_orphan_comments(tree: gast.AST) -> None:
     """Remove comment markers not followed by code of their own."""
     body = []
     for k, stmt in enumerate(tree.body):
@@ -57,5 +71,15 @@ def drop_orphan_comments(tree: gast.FunctionDef) -> None:
                 continue
         if isinstance(stmt, gast.FunctionDef):
             drop_orphan_comments(stmt)
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            drop_orphan_comments(stmt)
+            holder = _Orelse(stmt.orelse)
+            drop_orphan_comments(holder)
+            stmt.orelse = holder.body
         body.append(stmt)
     tree.body = body
+
+
+class _Orelse:
+    def __init__(self, body: list[gast.stmt]) -> None:
+        self.body = body

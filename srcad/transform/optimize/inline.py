@@ -24,7 +24,9 @@ def _try_inline(body: list[gast.stmt], j: int, tree: gast.FunctionDef, namer: Na
     if read[name] != 1 or written[name] != 1:
         return False
     use = next((i for i in range(j + 1, len(body)) if name in reads(body[i])), None)
-    if use is None or isinstance(body[use], (gast.FunctionDef, gast.Return)):
+    if use is None or isinstance(
+        body[use], (gast.FunctionDef, gast.Return, gast.If, gast.For, gast.While)
+    ):
         return False
     if name in mutated(body[use]):
         return False

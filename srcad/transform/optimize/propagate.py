@@ -9,7 +9,15 @@ from __future__ import annotations
 import gast
 
 from srcad.transform.naming import Namer
-from srcad.transform.optimize.usage import Rename, assigned, bodies, counts, mutated, reads
+from srcad.transform.optimize.usage import (
+    Rename,
+    assigned,
+    bodies,
+    counts,
+    in_loops,
+    mutated,
+    reads,
+)
 
 
 def _mentions(stmt: gast.stmt, name: str) -> bool:
@@ -74,15 +82,13 @@ def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer
     if any(isinstance(s, gast.Return) and a in reads(s) for blist in bodies(tree) for s in blist):
         return False
     if isinstance(value, gast.Name):
+        # ``b`` must hold one value wherever ``a`` is read: assigned at most once, outside
+        # loops, and never changed in place
         b = value.id
-        later = body[k + 1 :]
-        if any(b in assigned(s) or b in mutated(s) for s in later):
+        if written[b] > 1 or b in in_loops(tree):
             return False
-        for s in later:
-            if isinstance(s, gast.FunctionDef) and any(
-                b in assigned(x) or b in mutated(x) for x in s.body
-            ):
-                return False
+        if any(b in mutated(s) for blist in bodies(tree) for s in blist):
+            return False
     rename = Rename(loads={a: value})
     del body[k]
     for blist in bodies(tree):
@@ -91,9 +97,69 @@ def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer
     return True
 
 
+def _forward_local(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+    """``a = b`` with ``a`` generated and read only later in this block, before ``b`` changes:
+    read ``b`` there instead."""
+    stmt = body[k]
+    a, b = stmt.targets[0].id, stmt.value.id
+    if a not in namer.generated:
+        return False
+    read, written = counts(tree)
+    if written[a] != 1:
+        return False
+    seen = 0
+    users = []
+    for later in body[k + 1 :]:
+        here = reads(later).count(a)
+        copy_back = (
+            isinstance(later, gast.Assign)
+            and isinstance(later.targets[0], gast.Name)
+            and later.targets[0].id == b
+            and isinstance(later.value, gast.Name)
+            and later.value.id == a
+        )
+        changes_b = not copy_back and (b in assigned(later) or b in mutated(later))
+        if here:
+            if changes_b and (
+                isinstance(later, (gast.If, gast.For, gast.While)) or b in mutated(later)
+            ):
+                return False
+            users.append(later)
+            seen += here
+        if changes_b or seen == read[a]:
+            break
+    if seen != read[a]:
+        return False
+    rename = Rename(names={})
+    rename.loads = {a: gast.Name(id=b, ctx=gast.Load(), annotation=None, type_comment=None)}
+    for user in users:
+        rename.visit(user)
+    del body[k]
+    return True
+
+
+def _drop_self_assignments(tree: gast.FunctionDef) -> bool:
+    changed = False
+    for body in bodies(tree):
+        keep = [
+            s
+            for s in body
+            if not (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Name)
+                and s.targets[0].id == s.value.id
+            )
+        ]
+        if len(keep) != len(body):
+            body[:] = keep
+            changed = True
+    return changed
+
+
 def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
     """Apply copy/constant propagation to ``tree`` in place; whether anything changed."""
-    changed = False
+    changed = _drop_self_assignments(tree)
     progress = True
     while progress:
         progress = False
@@ -103,7 +169,11 @@ def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
                     continue
                 value = stmt.value
                 if isinstance(value, gast.Name) and value.id != stmt.targets[0].id:
-                    if _coalesce(body, k, tree, namer) or _forward(body, k, tree, namer):
+                    if (
+                        _coalesce(body, k, tree, namer)
+                        or _forward(body, k, tree, namer)
+                        or _forward_local(body, k, tree, namer)
+                    ):
                         progress = changed = True
                         break
                 elif _is_constant(value) and _forward(body, k, tree, namer):

@@ -14,18 +14,25 @@ def reads(node: gast.AST) -> list[str]:
     ]
 
 
+_COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def own_parts(stmt: gast.stmt) -> list[gast.AST]:
+    """The parts of a statement outside its nested bodies (a loop's header, an if's test)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.target, stmt.iter]
+    return [stmt]
+
+
 def assigned(stmt: gast.stmt) -> list[str]:
-    """Names a statement binds (not counting element stores)."""
-    if isinstance(stmt, gast.Assign):
-        return [
-            n.id
-            for t in stmt.targets
-            for n in gast.walk(t)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-        ]
+    """Names a statement binds, anywhere inside it (not counting element stores)."""
     if isinstance(stmt, gast.FunctionDef):
         return [stmt.name]
-    return []
+    return [
+        n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    ]
 
 
 def mutated(stmt: gast.stmt) -> list[str]:
@@ -37,16 +44,40 @@ def mutated(stmt: gast.stmt) -> list[str]:
                 names.append(target.value.id)
     elif isinstance(stmt, gast.Expr):
         names.extend(reads(stmt))
+    elif isinstance(stmt, _COMPOUND):
+        for inner in stmt.body + stmt.orelse:
+            names.extend(mutated(inner))
     return names
 
 
-def bodies(tree: gast.FunctionDef) -> list[list[gast.stmt]]:
-    """The statement lists of ``tree`` and of the functions nested in it."""
+def bodies(tree: gast.AST) -> list[list[gast.stmt]]:
+    """The statement lists of ``tree`` and of every statement nested in it."""
     out = [tree.body]
     for stmt in tree.body:
         if isinstance(stmt, gast.FunctionDef):
             out.extend(bodies(stmt))
+        elif isinstance(stmt, _COMPOUND):
+            out.extend(bodies(_Block(stmt.body)))
+            if stmt.orelse:
+                out.extend(bodies(_Block(stmt.orelse)))
     return out
+
+
+class _Block:
+    def __init__(self, body: list[gast.stmt]) -> None:
+        self.body = body
+
+
+def in_loops(tree: gast.AST) -> set[str]:
+    """Names assigned anywhere inside a loop."""
+    names: set[str] = set()
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.For, gast.While)):
+            for inner in node.body:
+                names.update(assigned(inner))
+            if isinstance(node, gast.For):
+                names.update(assigned(gast.Assign(targets=[node.target], value=None)))
+    return names
 
 
 def counts(tree: gast.FunctionDef) -> tuple[Counter, Counter]:
@@ -58,8 +89,11 @@ def counts(tree: gast.FunctionDef) -> tuple[Counter, Counter]:
             if isinstance(stmt, gast.FunctionDef):
                 written[stmt.name] += 1
                 continue
-            read.update(reads(stmt))
-            written.update(assigned(stmt))
+            for part in own_parts(stmt):
+                read.update(reads(part))
+                for n in gast.walk(part):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        written[n.id] += 1
     return read, written
 
 

@@ -1,0 +1,181 @@
+"""Every ``for`` loop becomes a loop over ``range``; literal sequences are unrolled.
+
+``for row in A`` becomes ``for _k in range(len(A)): row = A[_k]``; ``enumerate`` and
+``zip`` likewise index their sequences, so the reverse pass only ever reverses ranges.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+
+import gast
+
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import MISSING, Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+
+
+def _jumps_out(body: list[gast.stmt]) -> bool:
+    """Whether ``body`` has a break/continue belonging to the loop that holds it."""
+    for stmt in body:
+        if isinstance(stmt, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(stmt, gast.If) and (_jumps_out(stmt.body) or _jumps_out(stmt.orelse)):
+            return True
+    return False
+
+
+class _Loops:
+    def __init__(self, source: Source, namer: Namer) -> None:
+        self.source = source
+        self.namer = namer
+
+    def builtin(self, name: str) -> gast.Name:
+        return build.load(self.namer.bind_global(getattr(builtins, name), name))
+
+    def callee(self, node: gast.expr) -> object:
+        if isinstance(node, gast.Call):
+            return self.source.resolve(node.func, set())
+        return MISSING
+
+    def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in body:
+            if isinstance(stmt, gast.For):
+                out.extend(self.loop(stmt))
+            else:
+                out.append(stmt)
+        return out
+
+    def _mark(self, node: gast.stmt, origin: gast.stmt) -> gast.stmt:
+        gast.copy_location(node, origin)
+        setanno(node, "origin", getanno(origin, "origin", origin))
+        return node
+
+    def loop(self, stmt: gast.For) -> list[gast.stmt]:
+        it = stmt.iter
+        fn = self.callee(it)
+        if fn is builtins.range:
+            if not isinstance(stmt.target, gast.Name):
+                raise self.source.error("a range loop needs a single loop variable", stmt.target)
+            return [stmt]
+        if isinstance(it, (gast.Tuple, gast.List)):
+            return self.unroll(stmt)
+        pre: list[gast.stmt] = []
+        index = build.store(self.namer.fresh_temp("_k"))
+        bound = build.call(self.builtin("len"), build.load("?"))
+        if fn is builtins.enumerate:
+            if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
+                raise self.source.error("'for i, v in enumerate(...)' needs two targets", stmt)
+            if len(it.args) != 1 or it.keywords:
+                raise self.source.error("enumerate(seq, start) with a start is not supported", it)
+            seq = self._sequence(it.args[0], pre, stmt)
+            counter, value = stmt.target.elts
+            bound.args = [build.load(seq)]
+            prefix = [
+                build.assign(counter, build.load(index.id)),
+                build.assign(value, gast.Subscript(
+                    value=build.load(seq), slice=build.load(index.id), ctx=gast.Load())),
+            ]  # fmt: skip
+        elif fn is builtins.zip:
+            if it.keywords or not isinstance(stmt.target, gast.Tuple):
+                raise self.source.error(
+                    "'for a, b in zip(...)' needs one target per sequence", stmt
+                )
+            if len(stmt.target.elts) != len(it.args):
+                raise self.source.error("zip: as many targets as sequences are needed", stmt)
+            seqs = [self._sequence(arg, pre, stmt) for arg in it.args]
+            lengths = [build.call(self.builtin("len"), build.load(s)) for s in seqs]
+            bound = lengths[0] if len(lengths) == 1 else build.call(self.builtin("min"), *lengths)
+            prefix = [
+                build.assign(t, gast.Subscript(
+                    value=build.load(s), slice=build.load(index.id), ctx=gast.Load()))
+                for t, s in zip(stmt.target.elts, seqs)
+            ]  # fmt: skip
+        else:
+            seq = self._sequence(it, pre, stmt)
+            bound.args = [build.load(seq)]
+            prefix = [
+                build.assign(stmt.target, gast.Subscript(
+                    value=build.load(seq), slice=build.load(index.id), ctx=gast.Load())),
+            ]  # fmt: skip
+        for node in prefix:
+            self._mark(node, stmt)
+        new = gast.For(
+            target=index,
+            iter=build.call(self.builtin("range"), bound),
+            body=prefix + stmt.body,
+            orelse=stmt.orelse,
+            type_comment=None,
+        )
+        self._mark(new, stmt)
+        return pre + [new]
+
+    def _sequence(self, expr: gast.expr, pre: list[gast.stmt], origin: gast.stmt) -> str:
+        if isinstance(expr, gast.Name):
+            return expr.id
+        name = self.namer.fresh_temp("_seq")
+        pre.append(self._mark(build.assign(name, expr), origin))
+        return name
+
+    def unroll(self, stmt: gast.For) -> list[gast.stmt]:
+        if _jumps_out(stmt.body):
+            raise self.source.error(
+                "break/continue in a loop over a literal list or tuple is not supported; "
+                "loop over range(len(...)) instead",
+                stmt,
+            )
+        out: list[gast.stmt] = []
+        for elt in stmt.iter.elts:
+            out.append(self._mark(build.assign(copy.deepcopy(stmt.target), elt), stmt))
+            out.extend(self.block(copy.deepcopy(stmt.body)))
+        out.extend(stmt.orelse)
+        return out
+
+
+def desugar_loops(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Rewrite every ``for`` loop of ``tree`` into a loop over ``range`` (see module doc)."""
+    loops = _Loops(source, namer)
+    tree.body = rewrite_bodies(tree.body, loops.block)
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.For):
+            _check_loop_variable(stmt, tree, source)
+    return tree
+
+
+def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source) -> None:
+    """A range loop's variable is set by the reverse loop too: it must belong to loops only."""
+    name = loop.target.id
+    args = tree.args
+    if name in {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        raise source.error(f"the loop variable '{name}' is a parameter; use another name", loop)
+    inside: set[int] = set()
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.For) and stmt.target.id == name:
+            inside.update(id(s) for s in all_statements(stmt.body))
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.Assign) and any(
+            isinstance(n, gast.Name) and n.id == name for t in stmt.targets for n in gast.walk(t)
+        ):
+            raise source.error(
+                f"the loop variable '{name}' is also assigned outside the loop header; "
+                "give the loop its own variable",
+                stmt,
+            )
+        if id(stmt) in inside or isinstance(stmt, gast.For) and stmt.target.id == name:
+            continue
+        own = (
+            [stmt]
+            if not isinstance(stmt, (gast.If, gast.For, gast.While))
+            else [stmt.test if not isinstance(stmt, gast.For) else stmt.iter]
+        )
+        for part in own:
+            if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(part)):
+                raise source.error(
+                    f"the loop variable '{name}' is read after its loop; keep the value in "
+                    "another variable inside the loop",
+                    stmt,
+                )
