@@ -490,8 +490,15 @@ def reverse(
     if sweep.pushes:
         tape_class = namer.bind_global(Tape, "Tape")
         prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
-        for name in sorted(plan.pushed_names - set(params)):
+        # the first push of a name first assigned inside a loop or branch saves a placeholder
+        top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+        for name in sorted(plan.pushed_names - set(params) - top):
             prologue.append(_generated(build.assign(name, build.const(None)), False))
+    if output not in stable and output in plan.pushed_names:
+        # the backward pass restores the output's variable: return the value it had
+        value_name = namer.fresh_temp("value")
+        forward.append(_generated(build.assign(value_name, build.load(output)), False))
+        ret = build.ret(build.load(value_name))
     backward = backward + finish
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
@@ -511,6 +518,16 @@ def reverse(
         extra.add(ctx.xp_name)
     residual_names = sorted(_reads_of_primal(backward, ctx) | extra)
     residuals = build.tuple_([build.load(n) for n in residual_names])
+    top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    for name in residual_names:
+        if (
+            name in local
+            and name not in top
+            and name not in params
+            and name not in plan.pushed_names
+        ):
+            # assigned only inside a branch or loop that may not run: still a residual
+            prologue.append(_generated(build.assign(name, build.const(None)), False))
     fwd = copy.copy(tree)
     setanno(fwd, "xp_name", ctx.xp_name)
     fwd.name = namer.fresh(tree.name + "_fwd")

@@ -146,13 +146,10 @@ def plan_recording(
 def _recomputable(
     definition: Definition, stable: frozenset[str], source: Source, local: set
 ) -> bool:
-    """A cheap op directly in a loop body, reading only stable names and loop indices, whose
-    value is used only inside that loop: the backward loop recomputes it each iteration."""
+    """A cheap op inside a loop, reading only stable names and loop indices, whose value is
+    used only in its own block: the backward pass recomputes it at the top of that block."""
     stmt = definition.stmt
     if not isinstance(stmt.targets[0], gast.Name) or not definition.loops:
-        return False
-    loop = definition.loops[-1]
-    if definition.block is not loop.body:
         return False
     op = classify(stmt.value, source, local)
     if op.key not in _RECOMPUTABLE:
@@ -162,7 +159,7 @@ def _recomputable(
     if not reads <= stable | indices:
         return False
     name = stmt.targets[0].id
-    inside = {id(n) for n in gast.walk(loop)}
+    inside = {id(n) for s in definition.block for n in gast.walk(s)}
     return all(id(n) in inside for n in _loads_of(definition.root, name))
 
 
