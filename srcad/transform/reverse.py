@@ -411,6 +411,7 @@ def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
         if isinstance(stmt, gast.While) and getanno(stmt, "counter") is None:
             counter = namer.fresh_temp("_trips")
             init = _generated(build.assign(counter, build.const(0)))
+            setanno(init, "counter", True)
             setanno(stmt, "counter", counter)
             setanno(stmt, "counter_init", init)
             body.insert(k, init)

@@ -132,7 +132,7 @@ def nested(x, W):
     s = 0.0
     for i in range(x.shape[0]):
         h = x[i] * 1.0
-        for j in range(i + 1):
+        for _j in range(i + 1):
             if np.sum(h) > 0:
                 h = np.tanh(W @ h)
             else:
@@ -169,3 +169,56 @@ def no_needed_overwrite(x):
     for i in range(x.shape[0]):
         s = s + x[i] * 2.0
     return s
+
+
+def over_reversed(x):
+    s = 0.0
+    for v in reversed(x):
+        s = s + v
+    return s
+
+
+def over_dict_values(x, d):
+    s = 0.0
+    for v in d.values():
+        s = s + np.sum(x) * v
+    return s
+
+
+def checked(x):
+    if np.any(x < 0):
+        raise ValueError("negative input")
+    return np.sum(x * x)
+
+
+def loop_over_list_argument(x, scales):
+    for w in scales:
+        x = np.sin(x) * w
+    return np.sum(x)
+
+
+def range_bound_reassigned(x, n):
+    for _ in range(n):
+        n = n - 1
+        x = x * np.cos(x) + n
+    return np.sum(x)
+
+
+def while_inside_for(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        v = x[i] * 1.0
+        while v > 1.0:
+            v = v * 0.5
+        total = total + v * v
+    return total
+
+
+def branch_uses_value_from_before(x):
+    y = np.sin(x)
+    for i in range(2):
+        if np.sum(y) > 0:
+            y = y * y
+        else:
+            y = y + x
+    return np.sum(y)

@@ -171,15 +171,8 @@ def test_loop_source_reads_like_a_loop():
     assert src.count("tape.push(") == 1 and src.count("tape.pop()") == 1
 
 
-def test_loop_variable_reused_after_loop_is_refused():
-    from opcheck import make_function
-
-    f = make_function("0.0", "x")  # placeholder to get a module; real check below
-    assert f(1.0) == 0.0
-
-
 def reads_loop_variable_after(x):
-    for i in range(3):
+    for i in range(3):  # noqa: B007
         x = x * 2.0
     return np.sum(x) * i
 
@@ -187,3 +180,29 @@ def reads_loop_variable_after(x):
 def test_reading_the_loop_variable_after_the_loop_is_refused():
     with pytest.raises(srcad.TransformError, match="read after its loop"):
         srcad.grad(reads_loop_variable_after)(np.ones(2))
+
+
+def test_unsupported_iterables_are_refused():
+    with pytest.raises(srcad.TransformError, match="loops over"):
+        srcad.grad(cf.over_reversed)(np.ones(3))
+    with pytest.raises(srcad.TransformError, match="loops over"):
+        srcad.grad(cf.over_dict_values)(np.ones(3), {"a": 1.0})
+
+
+def test_raise_in_a_branch():
+    np.testing.assert_allclose(srcad.grad(cf.checked)(np.array([1.0, 2.0])), [2.0, 4.0])
+    with pytest.raises(ValueError, match="negative"):
+        srcad.grad(cf.checked)(np.array([-1.0, 2.0]))
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (cf.loop_over_list_argument, (np.array([0.5, 1.5]), [0.5, 2.0, 1.5])),
+        (cf.range_bound_reassigned, (np.array([0.5, 1.5]), 4)),
+        (cf.while_inside_for, (np.array([0.3, 2.5, 9.0]),)),
+        (cf.branch_uses_value_from_before, (np.array([0.3, -2.5]),)),
+    ],
+)
+def test_more_shapes_of_loops(fn, args):
+    srcad.check_grad(fn, *args)

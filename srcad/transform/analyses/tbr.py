@@ -151,6 +151,8 @@ def _recomputable(
     stmt = definition.stmt
     if not isinstance(stmt.targets[0], gast.Name) or not definition.loops:
         return False
+    if getanno(stmt, "counter"):
+        return False  # a while loop's trip counter also changes where the analysis cannot see
     op = classify(stmt.value, source, local)
     if op.key not in _RECOMPUTABLE:
         return False

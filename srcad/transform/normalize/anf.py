@@ -255,6 +255,17 @@ class _Flattener:
         elif isinstance(stmt, gast.For):
             it = stmt.iter
             it.args = [self.atom(a) for a in it.args]
+            assigned = {
+                n.id
+                for s in stmt.body
+                for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            }
+            if any(isinstance(a, gast.Name) and a.id in assigned for a in it.args):
+                # the body changes a bound: keep the range the loop started with
+                name = self.namer.temp()
+                self.emit(build.assign(name, it), it)
+                stmt.iter = build.load(name)
             stmt.body = self.block(stmt.body, result_name)
             self.emit(stmt, it)
         elif isinstance(stmt, gast.While):

@@ -18,6 +18,9 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
 
+_ITERATORS = {builtins.reversed, builtins.map, builtins.filter, builtins.iter}
+
+
 def _jumps_out(body: list[gast.stmt]) -> bool:
     """Whether ``body`` has a break/continue belonging to the loop that holds it."""
     for stmt in body:
@@ -64,6 +67,16 @@ class _Loops:
             return [stmt]
         if isinstance(it, (gast.Tuple, gast.List)):
             return self.unroll(stmt)
+        if fn in _ITERATORS or (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Attribute)
+            and it.func.attr in ("items", "keys", "values")
+        ):
+            raise self.source.error(
+                "loops over this iterable are not supported; loop over range(), an array, a "
+                "list or tuple, enumerate() or zip()",
+                it,
+            )
         pre: list[gast.stmt] = []
         index = build.store(self.namer.fresh_temp("_k"))
         bound = build.call(self.builtin("len"), build.load("?"))
