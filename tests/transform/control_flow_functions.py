@@ -216,7 +216,7 @@ def while_inside_for(x):
 
 def branch_uses_value_from_before(x):
     y = np.sin(x)
-    for i in range(2):
+    for _ in range(2):
         if np.sum(y) > 0:
             y = y * y
         else:

@@ -17,7 +17,6 @@ from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
-
 _ITERATORS = {builtins.reversed, builtins.map, builtins.filter, builtins.iter}
 
 
