@@ -311,6 +311,13 @@ class _Sweep:
             exact = build.call(helper, build.load(self.adj(name)), build.load(name))
             out.append(_generated(build.assign(self.adj(name), exact)))
         reader = _ReadAdjoints(self, build.load(name))
+        if name in operand_names(stmt.value):
+            # the op reads the name it assigns (only after unpacking or in odd user code):
+            # take the incoming gradient aside before the operand's adjoint starts afresh
+            incoming = ctx.namer.fresh_temp("d" + name + "_out")
+            out.append(_generated(build.assign(incoming, build.load(self.adj(name)))))
+            reader.renamed = {name: incoming}
+            self.state.discard(name)
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
@@ -357,12 +364,14 @@ class _ReadAdjoints(gast.NodeTransformer):
         self.sweep = sweep
         self.result = result
         self.lazy = False
+        self.renamed: dict[str, str] = {}
         namer = sweep.ctx.namer
         self.unbroadcast = namer.bind_global(accumulate.unbroadcast, "unbroadcast")
 
     def visit_Subscript(self, node: gast.Subscript) -> gast.AST:
         if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
-            return build.load(self.sweep.adj(node.slice.id))
+            name = node.slice.id
+            return build.load(self.renamed.get(name) or self.sweep.adj(name))
         return self.generic_visit(node)
 
     def visit_Call(self, node: gast.Call) -> gast.AST:

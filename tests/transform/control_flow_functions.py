@@ -222,3 +222,12 @@ def branch_uses_value_from_before(x):
         else:
             y = y + x
     return np.sum(y)
+
+
+def self_copies_in_loop(x, y):
+    b = y * 1.0
+    for _ in range(3):
+        b = b  # noqa: PLW0127
+        b = np.sin(b) - x * 0.5
+        b = b  # noqa: PLW0127
+    return np.sum(b * b)

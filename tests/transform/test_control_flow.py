@@ -45,6 +45,8 @@ CASES = [
     (cf.while_loop_counter, (vec(3), 0), (0,)),
     (cf.while_loop_counter, (vec(3), 4), (0,)),
     (cf.accumulate_in_loop, (vec(3, low=0.5),), (0,)),
+    # found by a random-program run: ``b = b`` once doubled the incoming gradient
+    (cf.self_copies_in_loop, (vec(3), vec(3)), (0, 1)),
 ]
 
 

@@ -204,6 +204,8 @@ class _Flattener:
             targets = stmt.targets
             first = targets[0]
             if isinstance(first, gast.Name):
+                if isinstance(value, gast.Name) and value.id == first.id:
+                    return  # ``x = x`` does nothing
                 op = self.op(value)
                 reads = {n.id for n in gast.walk(op) if isinstance(n, gast.Name)}
                 if first.id in reads and first.id in self.merged and not isinstance(op, gast.Name):
