@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint format clean
+.PHONY: demo test fuzz lint format clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# a long differential-fuzzing campaign over fresh seeds (FUZZ_START, FUZZ_COUNT to choose)
+FUZZ_START ?= 100000
+FUZZ_COUNT ?= 2000
+fuzz: $(VENV)/.installed
+	SRCAD_FUZZ_START=$(FUZZ_START) SRCAD_FUZZ_COUNT=$(FUZZ_COUNT) $(PY) -m pytest -q tests/fuzz
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check srcad tests examples

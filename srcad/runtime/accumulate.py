@@ -227,20 +227,20 @@ def _ndim(x: Any) -> int:
 
 def grad_dot_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
-    _check_dot(a, b)
-    g = unbroadcast_to(g, _dot_shape(a, b))
-    if _ndim(a) == 0 or _ndim(b) == 0:
-        return unbroadcast(g * b, a)
-    return grad_matmul_lhs(g, a, b)
+    return _grad_dot(g, a, b, lhs=True)
 
 
 def grad_dot_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    return _grad_dot(g, a, b, lhs=False)
+
+
+def _grad_dot(g: Any, a: Any, b: Any, lhs: bool) -> Any:
     _check_dot(a, b)
     g = unbroadcast_to(g, _dot_shape(a, b))
     if _ndim(a) == 0 or _ndim(b) == 0:
-        return unbroadcast(g * a, b)
-    return grad_matmul_rhs(g, a, b)
+        return unbroadcast(g * b, a) if lhs else unbroadcast(g * a, b)
+    return grad_matmul_lhs(g, a, b) if lhs else grad_matmul_rhs(g, a, b)
 
 
 def grad_inner_lhs(g: Any, a: Any, b: Any) -> Any:

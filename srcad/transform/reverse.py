@@ -105,13 +105,8 @@ class _Sweep:
 
     def block(self, body: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
         """Forward code for ``body`` and the backward code that undoes it."""
-        forward: list[gast.stmt] = []
-        parts: list[list[gast.stmt]] = []
-        for stmt in body:
-            fwd, rev = self.statement_forward(stmt)
-            forward.extend(fwd)
-            parts.append(rev)
-        return forward, self.run_backward((body, parts))
+        forward, part = self.deferred(body)
+        return forward, self.run_backward(part)
 
     def statement_forward(self, stmt: gast.stmt):
         if isinstance(stmt, gast.Assign):

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from srcad.transform import build
@@ -13,14 +15,15 @@ from srcad.transform.naming import Namer
 from srcad.transform.optimize.usage import Rename, assigned, bodies, counts, mutated, reads
 
 
-def _try_inline(body: list[gast.stmt], j: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+def _try_inline(
+    body: list[gast.stmt], j: int, namer: Namer, read: Counter, written: Counter
+) -> bool:
     stmt = body[j]
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
         return False
     name = stmt.targets[0].id
     if name not in namer.generated or not getanno(stmt, "pure", False):
         return False
-    read, written = counts(tree)
     if read[name] != 1 or written[name] != 1:
         return False
     use = next((i for i in range(j + 1, len(body)) if name in reads(body[i])), None)
@@ -45,11 +48,13 @@ def _try_inline(body: list[gast.stmt], j: int, tree: gast.FunctionDef, namer: Na
 def inline_single_use(tree: gast.FunctionDef, namer: Namer) -> bool:
     """Inline single-use pure temporaries in ``tree`` in place; whether anything changed."""
     changed = False
+    read, written = counts(tree)
     for body in bodies(tree):
         j = 0
         while j < len(body):
-            if _try_inline(body, j, tree, namer):
+            if _try_inline(body, j, namer, read, written):
                 changed = True
+                read, written = counts(tree)
             else:
                 j += 1
     return changed

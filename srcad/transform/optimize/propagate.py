@@ -68,14 +68,16 @@ def _coalesce(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Name
     return True
 
 
-def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+def _forward(
+    body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer, facts: tuple
+) -> bool:
     """``a = b`` where ``a`` is generated and assigned once: read ``b`` wherever ``a`` is read."""
     stmt = body[k]
     a = stmt.targets[0].id
     value = stmt.value
     if a not in namer.generated:
         return False
-    _, written = counts(tree)
+    _, written = facts
     if written[a] != 1:
         return False
     # returned gradients keep their names (``dy = _t1; return dy``)
@@ -97,14 +99,16 @@ def _forward(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer
     return True
 
 
-def _forward_local(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+def _forward_local(
+    body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer, facts: tuple
+) -> bool:
     """``a = b`` with ``a`` generated and read only later in this block, before ``b`` changes:
     read ``b`` there instead."""
     stmt = body[k]
     a, b = stmt.targets[0].id, stmt.value.id
     if a not in namer.generated:
         return False
-    read, written = counts(tree)
+    read, written = facts
     if written[a] != 1:
         return False
     seen = 0
@@ -163,6 +167,7 @@ def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
     progress = True
     while progress:
         progress = False
+        facts = counts(tree)
         for body in bodies(tree):
             for k, stmt in enumerate(body):
                 if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
@@ -171,12 +176,12 @@ def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
                 if isinstance(value, gast.Name) and value.id != stmt.targets[0].id:
                     if (
                         _coalesce(body, k, tree, namer)
-                        or _forward(body, k, tree, namer)
-                        or _forward_local(body, k, tree, namer)
+                        or _forward(body, k, tree, namer, facts)
+                        or _forward_local(body, k, tree, namer, facts)
                     ):
                         progress = changed = True
                         break
-                elif _is_constant(value) and _forward(body, k, tree, namer):
+                elif _is_constant(value) and _forward(body, k, tree, namer, facts):
                     progress = changed = True
                     break
             if progress:
