@@ -6,10 +6,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from srcad.transform.calls import BuildInProgress
 from srcad.transform.pipeline import Generated, reverse_mode
 
 _CACHE: dict[tuple, tuple[tuple, Generated]] = {}
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: transforming a caller transforms its callees
+_BUILDING: set[tuple] = set()
+
 #: How many times the pipeline actually ran (tests read it to check caching).
 builds = 0
 
@@ -30,7 +33,13 @@ def reverse_cached(func: Callable, wrt: tuple[int, ...], single: bool, mode: str
     with _LOCK:
         found = _CACHE.get(key)
         if found is None or not _valid(found, cells):
-            found = (cells, reverse_mode(func, wrt, single, mode))
+            if key in _BUILDING:
+                raise BuildInProgress(func.__qualname__)
+            _BUILDING.add(key)
+            try:
+                found = (cells, reverse_mode(func, wrt, single, mode))
+            finally:
+                _BUILDING.discard(key)
             builds += 1
             _CACHE[key] = found
     return found[1]

@@ -17,9 +17,11 @@ from srcad.adjoints.registry import (
     lookup,
 )
 from srcad.transform import build
+from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source
 
 DYNAMIC_GETITEM = Operator("SubscriptDynamic")
+USER_CALL = Operator("UserCall")
 SQUARE = Operator("Square")
 COMPARE = Operator("Compare")
 UNKNOWN = Operator("Unknown")
@@ -132,6 +134,9 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
         func = value.func
         obj = source.resolve(func, local)
         if obj is not MISSING:
+            if lookup(obj) is None and not is_nondifferentiable(obj) and user_callee(obj):
+                label = f"call to {getattr(obj, '__qualname__', 'a user function')}"
+                return Op(USER_CALL, list(value.args), keywords, label, callee=obj)
             return Op(obj, list(value.args), keywords, _describe(obj, "call"), callee=obj)
         if isinstance(func, gast.Attribute):
             args = [func.value, *value.args]

@@ -11,6 +11,7 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, field
 
 import gast
@@ -24,10 +25,11 @@ from srcad.transform.analyses.activity import Activity, analyse_activity, target
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
 from srcad.transform.analyses.tbr import Recording, loop_targets, plan_recording, stable_names
 from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import BuildInProgress, CallVJP, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
-from srcad.transform.ops import UNKNOWN, classify, operand_names
+from srcad.transform.ops import UNKNOWN, USER_CALL, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
@@ -241,7 +243,11 @@ class _Sweep:
         names = targets(stmt)
         target = stmt.targets[0]
         live = [n for n in names if n in self.state]
-        if live:
+        call = getanno(stmt, "user_call")
+        if call is not None:
+            if names[0] in self.state:
+                out.extend(self.user_call_backward(stmt, call))
+        elif live:
             if not isinstance(target, gast.Name):
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet",
@@ -255,9 +261,28 @@ class _Sweep:
         for name in names:
             self.state.discard(name)
         if id(stmt) in self.plan.pushed:
-            for name in names:
+            for name in reversed(names):  # pushed in order, so popped in reverse
                 pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
                 out.append(_generated(build.assign(name, pop), False))
+        return out
+
+    def user_call_backward(self, stmt: gast.Assign, call: _UserCall) -> list[gast.stmt]:
+        """``grads = f_vjp.backward(residuals, dy)``, then one contribution per argument."""
+        ctx = self.ctx
+        out: list[gast.stmt] = []
+        origin = getanno(stmt, "origin")
+        if origin is not None and origin is not self.last_origin:
+            out.append(build.comment("grad of: " + ctx.source.line_text(origin)))
+            self.last_origin = origin
+        name = targets(stmt)[0]
+        grads = ctx.namer.fresh_temp("_grads")
+        backward = build.attr(build.load(call.handle), "backward")
+        value = build.call(backward, build.load(call.residuals), build.load(self.adj(name)))
+        out.append(_generated(build.assign(grads, value), False))
+        self.state.discard(name)
+        for k, node in enumerate(call.arguments):
+            part = gast.Subscript(value=build.load(grads), slice=build.const(k), ctx=gast.Load())
+            out.extend(self.contribute(node, part, False, call.where))
         return out
 
     def adjoint(self, stmt: gast.Assign) -> list[gast.stmt]:
@@ -384,6 +409,74 @@ class _ReadAdjoints(gast.NodeTransformer):
         return node
 
 
+@dataclass
+class _UserCall:
+    """A call to a user function, rewritten to call its transformed forward function."""
+
+    handle: str
+    residuals: str
+    arguments: list[gast.expr]
+    where: gast.AST
+
+
+def _rewrite_user_calls(
+    body: list[gast.stmt], source: Source, namer: Namer, local: set[str], activity: Activity
+) -> bool:
+    """``y = f(a, b)`` with ``f`` a user function and ``y`` active becomes
+    ``y, f_res = f_vjp.forward(a, b)``; the backward pass calls ``f_vjp.backward``."""
+    changed = False
+    handles: dict[tuple, str] = {}
+    for stmt in _walk_statements(body):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        target = stmt.targets[0].id
+        if not activity.active(target):
+            continue
+        op = classify(stmt.value, source, local)
+        if op.key is not USER_CALL:
+            continue
+        where = getanno(stmt, "expr") or stmt
+        func, leading, _ = user_callee(op.callee)
+        params = [
+            p.name
+            for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        try:
+            bound = inspect.signature(func).bind(*leading, *op.args, **op.keywords)
+        except TypeError as exc:
+            raise source.error(f"{op.label}: {exc}", where) from None
+        wrt: list[int] = []
+        arguments: list[gast.expr] = []
+        for name, value in bound.arguments.items():
+            if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
+                continue
+            if name not in params:
+                raise source.error(
+                    f"{op.label}: a differentiable value passed as '*' or keyword-only "
+                    f"argument '{name}' is not supported yet",
+                    where,
+                )
+            wrt.append(params.index(name) - len(leading))
+            arguments.append(value)
+        key = (id(op.callee), tuple(wrt))
+        if key not in handles:
+            handle = CallVJP(op.callee, tuple(wrt))
+            try:
+                handle.generated()  # transform now, so errors in the callee surface here
+            except BuildInProgress:
+                pass  # a recursive call: the callee is being transformed right now
+            handles[key] = namer.bind_global(handle, f"{func.__name__}_vjp")
+        handle_name = handles[key]
+        residuals = namer.fresh_temp(f"_{func.__name__}_residuals")
+        forward = build.attr(build.load(handle_name), "forward")
+        stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
+        stmt.value = gast.Call(func=forward, args=op.args, keywords=stmt.value.keywords)
+        setanno(stmt, "user_call", _UserCall(handle_name, residuals, arguments, where))
+        changed = True
+    return changed
+
+
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
     setanno(stmt, "pure", pure)
     setanno(stmt, "generated", True)
@@ -458,9 +551,14 @@ def reverse(
     local = local_names(gast.FunctionDef(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[]))  # fmt: skip
+    activity = analyse_activity(body, source, local, wrt, output)
+    if _rewrite_user_calls(body, source, namer, local, activity):
+        local = local_names(gast.FunctionDef(
+            name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
+            type_comment=None, type_params=[]))  # fmt: skip
+        activity = analyse_activity(body, source, local, wrt, output)
     _annotate_purity(body, source, local)
     stable = stable_names(body, params)
-    activity = analyse_activity(body, source, local, wrt, output)
     shapes = analyse_shapes(body, source, local, stable, output if mode == "grad" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),

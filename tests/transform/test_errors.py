@@ -71,7 +71,7 @@ def opaque(v):
 
 def calls_unknown(x):
     y = np.sin(x)
-    return np.sum(opaque(y))
+    return np.sum(np.cumsum(y))
 
 
 def calls_unknown_numpy(x):
@@ -89,7 +89,7 @@ CASES = [
     (with_lambda, "lambda", "f = lambda"),
     (with_comprehension, "list comprehensions", "return np.sum([v"),
     (with_setitem, "in-place update", "y[0] = 2.0"),
-    (calls_unknown, "no adjoint rule for", "return np.sum(opaque(y))"),
+    (calls_unknown, "no adjoint rule for np.cumsum", "return np.sum(np.cumsum(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),
 ]
 
@@ -118,8 +118,7 @@ def test_caret_points_at_the_call():
     with pytest.raises(NoAdjointError) as info:
         srcad.grad(calls_unknown)(np.ones(3))
     shown, caret = str(info.value).splitlines()[1:3]
-    assert shown[caret.index("^") :].startswith("opaque(y)")
-    assert "opaque" in str(info.value)
+    assert shown[caret.index("^") :].startswith("np.cumsum(y)")
 
 
 def test_unknown_numpy_function():

@@ -1,0 +1,59 @@
+"""Calls to the user's own Python functions: each callee is transformed into a forward and
+backward pair of its own (cached per callee and per differentiated parameters), and the
+caller calls them, so helpers, closures, ``functools.partial`` and recursion all work.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+
+def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
+    """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
+    if isinstance(obj, functools.partial):
+        inner = user_callee(obj.func)
+        if inner is None:
+            return None
+        func, args, kwargs = inner
+        return func, (*args, *obj.args), {**kwargs, **obj.keywords}
+    if inspect.ismethod(obj) and inspect.isfunction(obj.__func__):
+        return obj.__func__, (obj.__self__,), {}
+    if inspect.isfunction(obj) and obj.__name__ != "<lambda>":
+        return obj, (), {}
+    return None
+
+
+class BuildInProgress(RuntimeError):
+    """The callee is being transformed already (a recursive call)."""
+
+
+class CallVJP:
+    """Forward and backward of calls to one user function, transformed on first use."""
+
+    def __init__(self, obj: Any, wrt: tuple[int, ...]) -> None:
+        self.func, self.args, self.kwargs = user_callee(obj)
+        self.wrt = tuple(len(self.args) + k for k in wrt)
+        self._generated = None
+
+    def generated(self) -> Any:
+        """The callee's compiled forward/backward pair, transformed again when stale."""
+        gen = self._generated
+        if gen is None or not gen.snapshot.current():
+            from srcad.transform.cache import reverse_cached
+
+            gen = self._generated = reverse_cached(self.func, self.wrt, False, "vjp")
+        return gen
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, residuals)`` of the call."""
+        return self.generated().function(*self.args, *args, **self.kwargs, **kwargs)
+
+    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
+        """Gradients of the call with respect to the differentiated parameters."""
+        return self.generated().backward(residuals, cotangent)
+
+    def __repr__(self) -> str:
+        return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
