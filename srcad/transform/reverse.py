@@ -29,6 +29,7 @@ from srcad.transform.calls import BuildInProgress, CallVJP, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import UNKNOWN, USER_CALL, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
@@ -426,7 +427,7 @@ def _rewrite_user_calls(
     ``y, f_res = f_vjp.forward(a, b)``; the backward pass calls ``f_vjp.backward``."""
     changed = False
     handles: dict[tuple, str] = {}
-    for stmt in _walk_statements(body):
+    for stmt in all_statements(body):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         target = stmt.targets[0].id
@@ -484,36 +485,30 @@ def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
 
 
 def _annotate_purity(body: list[gast.stmt], source: Source, local: set[str]) -> None:
-    for stmt in body:
+    for stmt in all_statements(body):
+        pure = False
         if isinstance(stmt, gast.Assign):
             op = classify(stmt.value, source, local)
             pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
-            setanno(stmt, "pure", pure)
-        else:
-            setanno(stmt, "pure", False)
-        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
-            if isinstance(stmt, (gast.If, gast.For, gast.While)) and inner:
-                _annotate_purity(inner, source, local)
+        setanno(stmt, "pure", pure)
 
 
 def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
     """Give each while loop a trip counter, assigned just before the loop."""
-    for stmt in list(body):
-        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
-            if isinstance(stmt, (gast.If, gast.For, gast.While)) and inner:
-                _prepare_while_counters(inner, namer)
-    k = 0
-    while k < len(body):
-        stmt = body[k]
-        if isinstance(stmt, gast.While) and getanno(stmt, "counter") is None:
-            counter = namer.fresh_temp("_trips")
-            init = _generated(build.assign(counter, build.const(0)))
-            setanno(init, "counter", True)
-            setanno(stmt, "counter", counter)
-            setanno(stmt, "counter_init", init)
-            body.insert(k, init)
-            k += 1
-        k += 1
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if isinstance(stmt, gast.While) and getanno(stmt, "counter") is None:
+                counter = namer.fresh_temp("_trips")
+                init = _generated(build.assign(counter, build.const(0)))
+                setanno(init, "counter", True)
+                setanno(stmt, "counter", counter)
+                out.append(init)
+            out.append(stmt)
+        return out
+
+    body[:] = rewrite_bodies(body, block)
 
 
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
@@ -576,7 +571,7 @@ def reverse(
         need = _reads_of_primal(backward, ctx)
         new_plan = plan_recording(body, params, need, source, local)
         recomputed = {
-            n for s in _walk_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
+            n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
         }
         new_available = set(stable) | loop_targets(body) | new_plan.pushed_names | recomputed
         consistent = sweep.loose <= loose and need <= new_available
@@ -653,14 +648,6 @@ def reverse(
     )  # fmt: skip
     setanno(bwd, "xp_name", ctx.xp_name)
     return [fwd, bwd]
-
-
-def _walk_statements(body: list[gast.stmt]):
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            yield from _walk_statements(stmt.body)
-            yield from _walk_statements(stmt.orelse)
 
 
 def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gast.stmt]]:
