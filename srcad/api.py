@@ -120,11 +120,12 @@ def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
 class _Derivative:
     """A derivative of a user function; transformed on first use, then cached."""
 
-    def __init__(self, func: Callable, wrt: Wrt, with_value: bool) -> None:
+    def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
         _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
         self._with_value = with_value
+        self._has_aux = has_aux
         self._generated: Generated | None = None
         functools.update_wrapper(self, func, updated=())
 
@@ -132,7 +133,9 @@ class _Derivative:
         """The compiled derivative, transformed again if a free name now means something else."""
         gen = self._generated
         if gen is None or not gen.snapshot.current():
-            gen = self._generated = reverse_cached(self._func, self._wrt, self._single, "grad")
+            gen = self._generated = reverse_cached(
+                self._func, self._wrt, self._single, "grad", self._has_aux
+            )
         return gen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -150,6 +153,9 @@ class _Derivative:
             _check_differentiable(values[index], name)
             wrt_args.append(values[index])
         value, grads = gen.function(*args, **kwargs)
+        aux = None
+        if self._has_aux:
+            value, aux = value
         if np.ndim(value) != 0:
             raise TypeError(
                 f"grad needs a function with a scalar output; {self._func.__name__} returned "
@@ -162,30 +168,36 @@ class _Derivative:
             for g, arg in zip(grads, wrt_args):
                 fixed.append(_match(g, arg, values + fixed))
             grads = tuple(fixed)
+        if self._has_aux:
+            return ((value, aux), grads) if self._with_value else (grads, aux)
         return (value, grads) if self._with_value else grads
 
 
-def grad(f: Callable | None = None, wrt: Wrt = 0) -> Any:
+def grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
     """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt``.
 
     Usable as ``srcad.grad(f, wrt=...)``, ``@srcad.grad`` or ``@srcad.grad(wrt=...)``.
+    With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
+    ``(gradients, aux)``, as in JAX.
     """
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=False)
-    return _Derivative(f, wrt, with_value=False)
+        return lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux)
+    return _Derivative(f, wrt, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(f: Callable | None = None, wrt: Wrt = 0) -> Any:
-    """Like :func:`grad`, but the derivative returns ``(value, gradient)``."""
+def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
+    """Like :func:`grad`, but the derivative returns ``(value, gradient)``
+    (``((value, aux), gradient)`` with ``has_aux=True``)."""
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=True)
-    return _Derivative(f, wrt, with_value=True)
+        return lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux)
+    return _Derivative(f, wrt, with_value=True, has_aux=has_aux)
 
 
-def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
 
-    Cotangents of non-float arguments (integers, strings, ...) are ``None``.
+    Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
+    ``has_aux=True``, ``f`` returns ``(output, aux)`` and vjp returns ``(out, pullback, aux)``.
     """
     _check_function(f)
     params = _positional_params(f)
@@ -200,8 +212,10 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
             continue
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
-    gen = reverse_cached(f, tuple(wrt), False, "vjp")
+    gen = reverse_cached(f, tuple(wrt), False, "vjp", has_aux)
     out, residuals = gen.function(*primals)
+    if has_aux:
+        out, aux = out
     backward = gen.backward
     out_shape = np.shape(out)
 
@@ -220,7 +234,7 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         return tuple(result)
 
     pullback.srcad_source = gen.source  # type: ignore[attr-defined]
-    return out, pullback
+    return (out, pullback, aux) if has_aux else (out, pullback)
 
 
 def source(df: Any) -> str:

@@ -23,10 +23,12 @@ def _key(func: Callable, *options: Any) -> tuple[tuple, tuple]:
     return (func.__code__, id(func.__globals__), tuple(map(id, cells)), *options), cells
 
 
-def reverse_cached(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) -> Generated:
+def reverse_cached(
+    func: Callable, wrt: tuple[int, ...], single: bool, mode: str, has_aux: bool = False
+) -> Generated:
     """The reverse-mode derivative of ``func``, transformed again only when stale."""
     global builds
-    key, cells = _key(func, wrt, single, mode)
+    key, cells = _key(func, wrt, single, mode, has_aux)
     found = _CACHE.get(key)
     if found is not None and _valid(found, cells):
         return found[1]
@@ -37,7 +39,7 @@ def reverse_cached(func: Callable, wrt: tuple[int, ...], single: bool, mode: str
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                found = (cells, reverse_mode(func, wrt, single, mode))
+                found = (cells, reverse_mode(func, wrt, single, mode, has_aux))
             finally:
                 _BUILDING.discard(key)
             builds += 1

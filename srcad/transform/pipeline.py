@@ -9,11 +9,13 @@ from typing import Any
 import gast
 
 import srcad.adjoints  # noqa: F401  (registers the rules)
+from srcad.transform.anno import setanno
 from srcad.transform.codegen import compile_source, to_source
 from srcad.transform.fence import fence
 from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
+from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.loops import desugar_loops
@@ -40,20 +42,28 @@ class Generated:
     backward: Callable | None = None
 
 
-def normalize(source: Source, namer: Namer) -> gast.FunctionDef:
+def normalize(source: Source, namer: Namer, has_aux: bool = False) -> gast.FunctionDef:
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
     tree = fence(source.tree, source)
     tree = desugar(tree)
+    if has_aux:
+        setanno(tree, "aux", split_aux(tree, source, namer))
     tree = desugar_loops(tree, source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
     return rename(tree, namer)
 
 
-def reverse_mode(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) -> Generated:
-    """Transform ``func`` into its reverse-mode derivative (``mode``: grad or vjp)."""
+def reverse_mode(
+    func: Callable, wrt: tuple[int, ...], single: bool, mode: str, has_aux: bool = False
+) -> Generated:
+    """Transform ``func`` into its reverse-mode derivative (``mode``: grad or vjp).
+
+    With ``has_aux`` the function returns ``(output, aux)``; the generated function returns
+    ``((value, aux), grads)`` (grad) or ``((value, aux), residuals)`` (vjp).
+    """
     source = parse_function(func)
     namer = Namer.for_tree(source.tree)
     params = source.params
@@ -61,7 +71,7 @@ def reverse_mode(func: Callable, wrt: tuple[int, ...], single: bool, mode: str) 
     free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
-    tree = normalize(source, namer)
+    tree = normalize(source, namer, has_aux)
     result = reverse(tree, source, namer, wrt_names, single, mode)
     functions = result if isinstance(result, list) else [result]
     texts = []

@@ -601,12 +601,16 @@ def reverse(
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
+    value_expr: gast.expr = ret.value
+    aux = getanno(tree, "aux")
+    if aux is not None:
+        value_expr = build.tuple_([ret.value, build.load(aux)])
     if mode == "grad":
         new.name = namer.fresh("value_and_grad_" + tree.name)
         seed_line = _generated(build.assign(seed, build.const(1.0)))
         new.body = [
             *prologue, *forward, seed_line, *backward,
-            build.ret(build.tuple_([ret.value, grads_expr])),
+            build.ret(build.tuple_([value_expr, grads_expr])),
         ]  # fmt: skip
         return new
     extra = {ctx.tape_name} if sweep.pushes else set()
@@ -629,7 +633,7 @@ def reverse(
     fwd = copy.copy(tree)
     setanno(fwd, "xp_name", ctx.xp_name)
     fwd.name = namer.fresh(tree.name + "_fwd")
-    fwd.body = [*prologue, *forward, build.ret(build.tuple_([ret.value, residuals]))]
+    fwd.body = [*prologue, *forward, build.ret(build.tuple_([value_expr, residuals]))]
     bwd_args = gast.arguments(
         args=[build.param(namer.fresh_temp("residuals")), build.param(seed)],
         posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
