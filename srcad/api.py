@@ -10,6 +10,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from srcad import pytree
 from srcad.errors import SourceUnavailableError
 from srcad.transform.cache import reverse_cached
 from srcad.transform.pipeline import Generated
@@ -126,33 +127,44 @@ class _Derivative:
         self._wrt, self._single = _normalize_wrt(func, wrt)
         self._with_value = with_value
         self._has_aux = has_aux
-        self._generated: Generated | None = None
+        self._generated: dict[tuple, Generated] = {}
+        self._signature = inspect.signature(func)
         functools.update_wrapper(self, func, updated=())
 
-    def generated(self) -> Generated:
-        """The compiled derivative, transformed again if a free name now means something else."""
-        gen = self._generated
+    def generated(self, structures: tuple = ()) -> Generated:
+        """The compiled derivative, transformed again if a free name now means something else.
+
+        ``structures`` pairs parameter indices with the pytree structure of their argument.
+        """
+        gen = self._generated.get(structures)
         if gen is None or not gen.snapshot.current():
-            gen = self._generated = reverse_cached(
-                self._func, self._wrt, self._single, "grad", self._has_aux
-            )
+            single = self._single and not structures
+            gen = reverse_cached(self._func, self._wrt, single, "grad", self._has_aux, structures)
+            self._generated[structures] = gen
         return gen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        gen = self.generated()
         if kwargs:
-            bound = inspect.signature(self._func).bind(*args, **kwargs)
+            bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            values = [bound.arguments[p] for p in gen.params]
+            values = list(bound.arguments.values())
         else:
             values = list(args)
-        wrt_args = []
-        for index, name in zip(self._wrt, gen.wrt):
+        for index in self._wrt:
             if index >= len(values):
-                raise TypeError(f"{self._func.__name__}() missing argument '{name}'")
-            _check_differentiable(values[index], name)
-            wrt_args.append(values[index])
-        value, grads = gen.function(*args, **kwargs)
+                params = _positional_params(self._func)
+                raise TypeError(f"{self._func.__name__}() missing argument '{params[index]}'")
+        structures = _structures(values, self._wrt)
+        gen = self.generated(structures)
+        leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
+        if structures:
+            if not kwargs:
+                bound = self._signature.bind(*args)
+                bound.apply_defaults()
+                values = list(bound.arguments.values())
+            value, grads = gen.function(*_expand(values, structures))
+        else:
+            value, grads = gen.function(*args, **kwargs)
         aux = None
         if self._has_aux:
             value, aux = value
@@ -161,16 +173,64 @@ class _Derivative:
                 f"grad needs a function with a scalar output; {self._func.__name__} returned "
                 f"shape {np.shape(value)}. Use srcad.vjp for non-scalar outputs"
             )
+        if self._single and not structures:
+            grads = (grads,)
+        fixed: list[Any] = []
+        for g, leaf in zip(grads, leaves):
+            fixed.append(_match(g, leaf, values + fixed))
+        grads = _regroup(fixed, groups)
         if self._single:
-            grads = _match(grads, wrt_args[0], values)
-        else:
-            fixed: list[Any] = []
-            for g, arg in zip(grads, wrt_args):
-                fixed.append(_match(g, arg, values + fixed))
-            grads = tuple(fixed)
+            grads = grads[0]
         if self._has_aux:
             return ((value, aux), grads) if self._with_value else (grads, aux)
         return (value, grads) if self._with_value else grads
+
+
+def _structures(values: list[Any], wrt: tuple[int, ...]) -> tuple:
+    """``(index, treedef)`` for each differentiated argument that is a pytree."""
+    return tuple((k, pytree.flatten(values[k])[1]) for k in wrt if pytree.is_container(values[k]))
+
+
+def _wrt_leaves(
+    values: list[Any], wrt: tuple[int, ...], params: list[str], structures: tuple
+) -> tuple[list[Any], list[Any]]:
+    """Every differentiated leaf (checked to be floating point) and how to regroup them."""
+    trees = dict(structures)
+    leaves: list[Any] = []
+    groups: list[Any] = []
+    for k in wrt:
+        name = params[k] if k < len(params) else str(k)
+        if k in trees:
+            flat, treedef = pytree.flatten(values[k])
+            for path, leaf in zip(pytree.paths(treedef), flat):
+                _check_differentiable(leaf, name + "".join(f"[{p!r}]" for p in path))
+            leaves.extend(flat)
+            groups.append((treedef, len(flat)))
+        else:
+            _check_differentiable(values[k], name)
+            leaves.append(values[k])
+            groups.append(None)
+    return leaves, groups
+
+
+def _expand(values: list[Any], structures: tuple) -> list[Any]:
+    trees = dict(structures)
+    out: list[Any] = []
+    for k, value in enumerate(values):
+        out.extend(pytree.flatten(value)[0] if k in trees else [value])
+    return out
+
+
+def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
+    out = []
+    it = iter(grads)
+    for group in groups:
+        if group is None:
+            out.append(next(it))
+        else:
+            treedef, count = group
+            out.append(pytree.unflatten(treedef, [next(it) for _ in range(count)]))
+    return tuple(out)
 
 
 def grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
@@ -205,15 +265,21 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")
     wrt = []
     for k, value in enumerate(primals):
+        leaves = pytree.flatten(value)[0] if pytree.is_container(value) else [value]
         try:
-            _check_differentiable(value, params[k] if k < len(params) else str(k))
-            wrt.append(k)
+            for leaf in leaves:
+                _check_differentiable(leaf, params[k] if k < len(params) else str(k))
         except TypeError:
             continue
+        if leaves:
+            wrt.append(k)
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
-    gen = reverse_cached(f, tuple(wrt), False, "vjp", has_aux)
-    out, residuals = gen.function(*primals)
+    values = list(primals)
+    structures = _structures(values, tuple(wrt))
+    gen = reverse_cached(f, tuple(wrt), False, "vjp", has_aux, structures)
+    leaves, groups = _wrt_leaves(values, tuple(wrt), gen.params, structures)
+    out, residuals = gen.function(*_expand(values, structures))
     if has_aux:
         out, aux = out
     backward = gen.backward
@@ -226,11 +292,12 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
                 f"{out_shape}"
             )
         grads = backward(residuals, cotangent)
-        result: list[Any] = [None] * len(primals)
         fixed: list[Any] = []
-        for k, g in zip(wrt, grads):
-            result[k] = _match(g, primals[k], [*primals, cotangent, *fixed])
-            fixed.append(result[k])
+        for g, leaf in zip(grads, leaves):
+            fixed.append(_match(g, leaf, [*values, cotangent, *fixed]))
+        result: list[Any] = [None] * len(primals)
+        for k, g in zip(wrt, _regroup(fixed, groups)):
+            result[k] = g
         return tuple(result)
 
     pullback.srcad_source = gen.source  # type: ignore[attr-defined]

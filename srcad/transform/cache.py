@@ -24,11 +24,16 @@ def _key(func: Callable, *options: Any) -> tuple[tuple, tuple]:
 
 
 def reverse_cached(
-    func: Callable, wrt: tuple[int, ...], single: bool, mode: str, has_aux: bool = False
+    func: Callable,
+    wrt: tuple[int, ...],
+    single: bool,
+    mode: str,
+    has_aux: bool = False,
+    structures: tuple = (),
 ) -> Generated:
     """The reverse-mode derivative of ``func``, transformed again only when stale."""
     global builds
-    key, cells = _key(func, wrt, single, mode, has_aux)
+    key, cells = _key(func, wrt, single, mode, has_aux, structures)
     found = _CACHE.get(key)
     if found is not None and _valid(found, cells):
         return found[1]
@@ -39,7 +44,7 @@ def reverse_cached(
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                found = (cells, reverse_mode(func, wrt, single, mode, has_aux))
+                found = (cells, reverse_mode(func, wrt, single, mode, has_aux, structures))
             finally:
                 _BUILDING.discard(key)
             builds += 1

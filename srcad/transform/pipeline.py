@@ -9,7 +9,7 @@ from typing import Any
 import gast
 
 import srcad.adjoints  # noqa: F401  (registers the rules)
-from srcad.transform.anno import setanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.codegen import compile_source, to_source
 from srcad.transform.fence import fence
 from srcad.transform.frontend import MISSING, Source, parse_function
@@ -19,6 +19,7 @@ from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
 from srcad.transform.optimize import optimize
 from srcad.transform.rebind import rebind
@@ -42,11 +43,15 @@ class Generated:
     backward: Callable | None = None
 
 
-def normalize(source: Source, namer: Namer, has_aux: bool = False) -> gast.FunctionDef:
+def normalize(
+    source: Source, namer: Namer, has_aux: bool = False, structures: dict | None = None
+) -> gast.FunctionDef:
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
     tree = fence(source.tree, source)
+    if structures:
+        setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = desugar(tree)
     if has_aux:
         setanno(tree, "aux", split_aux(tree, source, namer))
@@ -57,21 +62,30 @@ def normalize(source: Source, namer: Namer, has_aux: bool = False) -> gast.Funct
 
 
 def reverse_mode(
-    func: Callable, wrt: tuple[int, ...], single: bool, mode: str, has_aux: bool = False
+    func: Callable,
+    wrt: tuple[int, ...],
+    single: bool,
+    mode: str,
+    has_aux: bool = False,
+    structures: tuple = (),
 ) -> Generated:
     """Transform ``func`` into its reverse-mode derivative (``mode``: grad or vjp).
 
     With ``has_aux`` the function returns ``(output, aux)``; the generated function returns
     ``((value, aux), grads)`` (grad) or ``((value, aux), residuals)`` (vjp).
+    ``structures`` pairs parameter indices with pytree structures: those parameters become
+    one parameter per leaf, and the gradients come back flat, leaf by leaf.
     """
     source = parse_function(func)
     namer = Namer.for_tree(source.tree)
     params = source.params
-    wrt_names = [params[i] for i in wrt]
     free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
-    tree = normalize(source, namer, has_aux)
+    by_name = {params[k]: treedef for k, treedef in structures}
+    tree = normalize(source, namer, has_aux, by_name)
+    leaves = getanno(tree, "leaves") or {}
+    wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     result = reverse(tree, source, namer, wrt_names, single, mode)
     functions = result if isinstance(result, list) else [result]
     texts = []
@@ -83,8 +97,9 @@ def reverse_mode(
     label = f"{mode} of {source.name} ({source.filename}:{source.first_line})"
     scope = compile_source(text, namer.globals, label)
     compiled = [scope[f.name] for f in functions]
-    compiled[0].__defaults__ = func.__defaults__
-    compiled[0].__kwdefaults__ = func.__kwdefaults__
+    if not structures:
+        compiled[0].__defaults__ = func.__defaults__
+        compiled[0].__kwdefaults__ = func.__kwdefaults__
     backward = compiled[1] if len(compiled) > 1 else None
     return Generated(compiled[0], text, params, wrt_names, Snapshot(func, free), backward)
 
