@@ -69,6 +69,12 @@ class _Sweep:
     loose: set[str] = field(default_factory=set)
     pushes: bool = False
     last_origin: object = None
+    readers: dict[str, set[int]] = field(default_factory=dict)
+
+    def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
+        """Record that the backward code ``code`` of ``stmt`` reads primal names."""
+        for name in _reads_of_primal(code, self.ctx):
+            self.readers.setdefault(name, set()).add(id(stmt))
 
     # ---- adjoint variables ----
 
@@ -168,9 +174,10 @@ class _Sweep:
         self.state = after_body | after_else
         if not body and not orelse:
             return []
+        self.read_by(stmt, [stmt.test])
         return [gast.If(test=copy.deepcopy(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
 
-    def loop_backward(self, deferred, header) -> list[gast.stmt]:
+    def loop_backward(self, owner: gast.stmt, deferred, header) -> list[gast.stmt]:
         """The reversed loop body run until the adjoints it carries are the same each time."""
         entry = set(self.state)
         prelude: list[gast.stmt] = []
@@ -191,7 +198,9 @@ class _Sweep:
         self.state = entry
         if not body:
             return prelude
-        return [*prelude, header(body)]
+        loop = header(body)
+        self.read_by(owner, [loop.iter])
+        return [*prelude, loop]
 
     def for_loop(self, stmt: gast.For):
         body_f, part = self.deferred(stmt.body)
@@ -210,7 +219,7 @@ class _Sweep:
                     type_comment=None,
                 )
 
-            return self.loop_backward(part, header)
+            return self.loop_backward(s, part, header)
 
         return [gast.copy_location(forward, stmt)], backward
 
@@ -232,7 +241,7 @@ class _Sweep:
                     type_comment=None,
                 )
 
-            return self.loop_backward(part, header)
+            return self.loop_backward(s, part, header)
 
         return [gast.copy_location(forward, stmt)], backward
 
@@ -259,6 +268,7 @@ class _Sweep:
                 out.append(build.comment("grad of: " + ctx.source.line_text(origin)))
                 self.last_origin = origin
             out.extend(self.adjoint(stmt))
+        self.read_by(stmt, out)
         for name in names:
             self.state.discard(name)
         if id(stmt) in self.plan.pushed:
@@ -569,7 +579,7 @@ def reverse(
         sweep.state = {output}
         forward, backward = sweep.block(body)
         need = _reads_of_primal(backward, ctx)
-        new_plan = plan_recording(body, params, need, source, local)
+        new_plan = plan_recording(body, params, need, source, local, sweep.readers)
         recomputed = {
             n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
         }

@@ -231,3 +231,10 @@ def self_copies_in_loop(x, y):
         b = np.sin(b) - x * 0.5
         b = b  # noqa: PLW0127
     return np.sum(b * b)
+
+
+def shrink_with_sin(x):
+    y = x * 4.0
+    while np.max(np.abs(y)) > 0.1:
+        y = np.sin(y) * 0.5
+    return np.sum(y * y)

@@ -127,9 +127,15 @@ def test_while_pushes_what_each_iteration_overwrites():
     trips = 0
     y = x * 4.0
     while np.max(np.abs(y)) > 0.1:
-        y = y * 0.5
+        y = np.sin(y) * 0.5
         trips += 1
-    assert len(pushes(cf.until_tolerance, x)) == trips
+    assert len(pushes(cf.shrink_with_sin, x)) == trips
+    srcad.check_grad(cf.shrink_with_sin, x)
+
+
+def test_while_whose_backward_needs_no_old_values_pushes_nothing():
+    # y = y * 0.5: the adjoint never reads y, so nothing is recorded, only the trip count
+    assert pushes(cf.until_tolerance, np.array([0.3, -0.7, 0.5])) == []
 
 
 def test_data_dependent_branch_in_loop_records_its_decision():

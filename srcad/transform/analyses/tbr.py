@@ -86,22 +86,21 @@ def _may_precede(a: tuple, b: tuple) -> bool:
     return len(a) < len(b)
 
 
-def _old_value_needed(name: str, definition: Definition, body: list[gast.stmt]) -> bool:
-    """Whether anything that may run before this assignment reads or sets ``name``."""
-    if definition.loops:
-        return True
-    for stmt, _, _, _, path in _positions(body):
-        if stmt is definition.stmt:
+def _old_value_needed(
+    definition: Definition, readers: set[int], positions: dict[int, tuple]
+) -> bool:
+    """Whether the backward pass of some statement that may run before this assignment
+    (or around it, in a loop they share) reads the value this assignment overwrites."""
+    own_loops = {id(loop) for loop in definition.loops}
+    for reader in readers:
+        if reader == id(definition.stmt):
+            if definition.loops:
+                return True  # next time round, this statement's own value is the old one
             continue
-        parts = (
-            [stmt.test]
-            if isinstance(stmt, (gast.If, gast.While))
-            else ([stmt.iter] if isinstance(stmt, gast.For) else [stmt])
-        )
-        mentions = any(
-            isinstance(n, gast.Name) and n.id == name for part in parts for n in gast.walk(part)
-        )
-        if mentions and _may_precede(path, definition.path):
+        loops, path = positions[reader]
+        if own_loops & {id(loop) for loop in loops}:
+            return True
+        if _may_precede(path, definition.path):
             return True
     return False
 
@@ -124,20 +123,29 @@ def stable_names(body: list[gast.stmt], params: list[str]) -> frozenset[str]:
 
 
 def plan_recording(
-    body: list[gast.stmt], params: list[str], need: set[str], source: Source, local: set[str]
+    body: list[gast.stmt],
+    params: list[str],
+    need: set[str],
+    source: Source,
+    local: set[str],
+    readers: dict[str, set[int]],
 ) -> Recording:
-    """Decide, for each needed name, whether it is stable, recomputed or pushed."""
+    """Decide, for each needed name, whether it is stable, recomputed or pushed.
+
+    ``readers`` maps a name to the statements whose backward code reads it.
+    """
     stable = stable_names(body, params)
     plan = Recording(stable)
     defs = definitions(body)
     targets = loop_targets(body)
+    positions = {id(stmt): (loops, path) for stmt, loops, _, _, path in _positions(body)}
     for name in sorted(need - stable - targets):
         found = defs.get(name, [])
         if len(found) == 1 and _recomputable(found[0], stable, source, local):
             plan.recomputed.add(id(found[0].stmt))
             continue
         for definition in found:
-            if _old_value_needed(name, definition, body):
+            if _old_value_needed(definition, readers.get(name, set()), positions):
                 plan.pushed.add(id(definition.stmt))
                 plan.pushed_names.add(name)
     return plan
