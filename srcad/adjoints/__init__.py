@@ -2,6 +2,7 @@
 
 from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     arithmetic,
+    containers,
     elementwise,
     indexing,
     linalg,

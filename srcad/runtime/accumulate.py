@@ -117,7 +117,10 @@ def inverse_axes(axes: Any) -> Any:
 
 
 def zeros_like(x: Any) -> Any:
-    """A zero gradient for ``x``: ``0.0`` for a Python number, else a zero array."""
+    """A zero gradient for ``x``: ``0.0`` for a Python number, ``[None, ...]`` for a list,
+    else a zero array."""
+    if isinstance(x, list):
+        return [None] * len(x)
     if not hasattr(x, "shape"):
         return 0.0
     return array_namespace(x).zeros_like(x)
@@ -153,7 +156,7 @@ def unconcatenate(g: Any, xs: Sequence[Any], axis: int = 0) -> list[Any]:
     for x in xs[:-1]:
         total += _shape(x)[axis]
         bounds.append(total)
-    return xp.split(g, bounds, axis=axis)
+    return list(xp.split(g, bounds, axis=axis))
 
 
 def unstack(g: Any, axis: int = 0) -> list[Any]:

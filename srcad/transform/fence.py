@@ -22,10 +22,8 @@ _REJECTED: dict[type, str] = {
     gast.ClassDef: "class definitions inside a differentiated function are not supported",
     gast.FunctionDef: "nested function definitions are not supported yet",
     gast.Lambda: "lambda expressions are not supported yet",
-    gast.ListComp: "list comprehensions are not supported yet",
     gast.SetComp: "set comprehensions are not supported yet",
     gast.DictComp: "dict comprehensions are not supported yet",
-    gast.GeneratorExp: "generator expressions are not supported yet",
     gast.Delete: "'del' statements are not supported",
     gast.Import: "imports inside a differentiated function are not supported; import at "
     "module level",

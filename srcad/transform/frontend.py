@@ -27,6 +27,8 @@ class Source:
     indent: int
     lines: list[str]
     namespace: dict[str, Any] = field(default_factory=dict)
+    #: names of lists the function builds (set by normalization, read by classification)
+    lists: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gast
+import numpy as np
 
 from srcad.adjoints.registry import (
     COPY,
@@ -22,6 +23,9 @@ from srcad.transform.frontend import MISSING, Source
 
 DYNAMIC_GETITEM = Operator("SubscriptDynamic")
 USER_CALL = Operator("UserCall")
+LIST = Operator("List")
+LIST_ITEM = Operator("ListItem")
+_LIST_CONSUMERS = ((np.stack, Operator("StackList")), (np.concatenate, Operator("ConcatenateList")))
 SQUARE = Operator("Square")
 COMPARE = Operator("Compare")
 UNKNOWN = Operator("Unknown")
@@ -126,6 +130,8 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             return Op(COPY, [value], {}, "constant")
         return Op(Attribute(value.attr), [value.value], {}, f"attribute .{value.attr}")
     if isinstance(value, gast.Subscript):
+        if isinstance(value.value, gast.Name) and value.value.id in source.lists:
+            return Op(LIST_ITEM, [value.value, index_expression(value.slice)], {}, "list item")
         if _is_static_index(value.slice):
             return Op(GETITEM, [value.value, value.slice], {}, "indexing")
         return Op(DYNAMIC_GETITEM, [value.value, index_expression(value.slice)], {}, "indexing")
@@ -134,6 +140,12 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
         func = value.func
         obj = source.resolve(func, local)
         if obj is not MISSING:
+            first = value.args[0] if value.args else None
+            if isinstance(first, gast.Name) and first.id in source.lists:
+                key = next((k for f, k in _LIST_CONSUMERS if f is obj), None)
+                if key is not None:
+                    label = f"{_describe(obj, 'call')} of a list"
+                    return Op(key, list(value.args), keywords, label)
             if lookup(obj) is None and not is_nondifferentiable(obj) and user_callee(obj):
                 label = f"call to {getattr(obj, '__qualname__', 'a user function')}"
                 return Op(USER_CALL, list(value.args), keywords, label, callee=obj)
@@ -143,6 +155,8 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             return Op(Method(func.attr), args, keywords, f"method .{func.attr}()")
         label = func.id if isinstance(func, gast.Name) else "call"
         return Op(UNKNOWN, list(value.args), keywords, label)
+    if isinstance(value, gast.List):
+        return Op(LIST, list(value.elts), {}, "list")
     # containers and anything else: every name it reads counts, so activity sees it
     return Op(UNKNOWN, [value], {}, type(value).__name__)
 

@@ -18,6 +18,7 @@ from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.jumps import lower_jumps
+from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
@@ -53,6 +54,7 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = desugar(tree)
+    source.lists = lower_lists(tree, source, namer)
     if has_aux:
         setanno(tree, "aux", split_aux(tree, source, namer))
     tree = desugar_loops(tree, source, namer)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.errors import NoAdjointError
-from srcad.runtime import accumulate
+from srcad.runtime import accumulate, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
@@ -40,6 +40,11 @@ _BROADCAST_TRANSPARENT = {
     "where", "clip", "matmul", "dot", "identity", "neg", "copy",
 }  # fmt: skip
 _ROUNDS = 8
+#: Rules that take a list built in the function as a list (its gradient is a list).
+_LIST_AWARE = {
+    "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
+    "builtin_sum", "identity",
+}  # fmt: skip
 
 
 @dataclass
@@ -102,7 +107,11 @@ class _Sweep:
         if loose:
             self.loose.add(name)
         if name in self.state:
-            value = build.binop(build.load(adj), gast.Add(), value)
+            if name in self.ctx.source.lists:
+                helper = self.ctx.namer.bind_global(lists.add_gradients, "add_gradients")
+                value = build.call(helper, build.load(adj), value)
+            else:
+                value = build.binop(build.load(adj), gast.Add(), value)
         self.state.add(name)
         return [_generated(build.assign(adj, value))]
 
@@ -322,6 +331,14 @@ class _Sweep:
             raise source.error(
                 f"{op.label}: arguments not supported for differentiation ({exc})", where
             ) from None
+        if rule.name not in _LIST_AWARE:
+            for node in bound.values():
+                if isinstance(node, gast.Name) and node.id in source.lists:
+                    raise source.error(
+                        f"{op.label} receives the list '{node.id}'; turn it into an array "
+                        f"first (np.stack({node.id}) or np.concatenate({node.id}))",
+                        where,
+                    )
         stored = stored_params(rule)
         for param, node in bound.items():
             if param not in stored and operand_names(node) & ctx.activity.varied:

@@ -87,7 +87,7 @@ CASES = [
     (with_with, "'with' statements", "with open"),
     (with_global, "'global'", "global G"),
     (with_lambda, "lambda", "f = lambda"),
-    (with_comprehension, "list comprehensions", "return np.sum([v"),
+    (with_comprehension, "turn it into an array first", "return np.sum([v"),
     (with_setitem, "in-place update", "y[0] = 2.0"),
     (calls_unknown, "no adjoint rule for np.cumsum", "return np.sum(np.cumsum(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),
@@ -173,7 +173,7 @@ def or_values(x, z):
     return np.sum(y)
 
 
-@pytest.mark.parametrize("fn", [tuple_container, list_container])
+@pytest.mark.parametrize("fn", [tuple_container])
 def test_containers_of_differentiable_values_are_refused(fn):
     with pytest.raises(srcad.TransformError, match="container"):
         srcad.grad(fn)(np.ones(3))

@@ -47,7 +47,7 @@ class Recording:
 def definitions(body: list[gast.stmt]) -> dict[str, list[Definition]]:
     """Every assignment of every name in ``body``, with its enclosing loops and position."""
     found: dict[str, list[Definition]] = {}
-    for stmt, loops, nested, block, path in _positions(body):
+    for stmt, loops, nested, block, path in positions(body):
         if isinstance(stmt, gast.Assign) and not getanno(stmt, "no_push"):
             for node in gast.walk(stmt.targets[0]):
                 if isinstance(node, gast.Name):
@@ -57,7 +57,7 @@ def definitions(body: list[gast.stmt]) -> dict[str, list[Definition]]:
     return found
 
 
-def _positions(body: list[gast.stmt]):
+def positions(body: list[gast.stmt]):
     """Each statement with its loops, whether nested, its block and its path of positions.
 
     A path is a tuple of (index, arm) steps; arm 0/1 are an if's body/else.
@@ -76,7 +76,7 @@ def _positions(body: list[gast.stmt]):
     yield from visit(body, [], False, ())
 
 
-def _may_precede(a: tuple, b: tuple) -> bool:
+def may_precede(a: tuple, b: tuple) -> bool:
     """Whether the statement at path ``a`` can run before the one at ``b`` (no loops)."""
     for (ka, arm_a), (kb, arm_b) in zip(a, b):
         if ka != kb:
@@ -86,9 +86,7 @@ def _may_precede(a: tuple, b: tuple) -> bool:
     return len(a) < len(b)
 
 
-def _old_value_needed(
-    definition: Definition, readers: set[int], positions: dict[int, tuple]
-) -> bool:
+def _old_value_needed(definition: Definition, readers: set[int], places: dict[int, tuple]) -> bool:
     """Whether the backward pass of some statement that may run before this assignment
     (or around it, in a loop they share) reads the value this assignment overwrites."""
     own_loops = {id(loop) for loop in definition.loops}
@@ -97,10 +95,10 @@ def _old_value_needed(
             if definition.loops:
                 return True  # next time round, this statement's own value is the old one
             continue
-        loops, path = positions[reader]
+        loops, path = places[reader]
         if own_loops & {id(loop) for loop in loops}:
             return True
-        if _may_precede(path, definition.path):
+        if may_precede(path, definition.path):
             return True
     return False
 
@@ -138,14 +136,14 @@ def plan_recording(
     plan = Recording(stable)
     defs = definitions(body)
     targets = loop_targets(body)
-    positions = {id(stmt): (loops, path) for stmt, loops, _, _, path in _positions(body)}
+    places = {id(stmt): (loops, path) for stmt, loops, _, _, path in positions(body)}
     for name in sorted(need - stable - targets):
         found = defs.get(name, [])
         if len(found) == 1 and _recomputable(found[0], stable, source, local):
             plan.recomputed.add(id(found[0].stmt))
             continue
         for definition in found:
-            if _old_value_needed(definition, readers.get(name, set()), positions):
+            if _old_value_needed(definition, readers.get(name, set()), places):
                 plan.pushed.add(id(definition.stmt))
                 plan.pushed_names.add(name)
     return plan

@@ -1,0 +1,39 @@
+"""Adjoints of Python lists built in the function: literals, append, stack/concatenate/sum."""
+
+import builtins
+
+from srcad.adjoints.registry import Operator, adjoint, d
+from srcad.runtime.accumulate import unconcatenate, unstack
+from srcad.runtime.lists import append, element_gradient, pop_gradient, scatter_element, unsum
+
+
+@adjoint(append)
+def list_append(y, items, value):
+    d[value] = pop_gradient(d[y], value)
+    d[items] = d[y]
+
+
+@adjoint(Operator("List"))
+def list_literal(y, *elements):
+    for i, x in enumerate(elements):
+        d[x] = element_gradient(d[y], i, x)
+
+
+@adjoint(Operator("ListItem"))
+def list_item(y, items, index):
+    d[items] = scatter_element(items, index, d[y])
+
+
+@adjoint(Operator("StackList"))
+def stack_list(y, arrays, axis=0):
+    d[arrays] = unstack(d[y], axis)
+
+
+@adjoint(Operator("ConcatenateList"))
+def concatenate_list(y, arrays, axis=0):
+    d[arrays] = unconcatenate(d[y], arrays, axis)
+
+
+@adjoint(builtins.sum)
+def builtin_sum(y, items):
+    d[items] = unsum(d[y], items)

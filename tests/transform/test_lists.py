@@ -1,0 +1,100 @@
+"""Lists built in the function: literals, append in loops, comprehensions, stack, sum."""
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.runtime.tape import counting_pushes
+
+RNG = np.random.default_rng(11)
+
+
+def vec(*shape):
+    return RNG.uniform(-1, 1, size=shape)
+
+
+def rnn_outputs(W, xs, h0):
+    outs = []
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+        outs.append(h)
+    return np.sum(np.stack(outs) ** 2)
+
+
+def comprehension(x, ws):
+    terms = [np.sin(x * w) for w in ws]
+    return np.sum(np.stack(terms, axis=1))
+
+
+def generator_sum(x):
+    return np.sum(sum(np.tanh(x * k) for k in range(1, 4)))
+
+
+def filtered(x):
+    picked = [x[i] ** 2 for i in range(x.shape[0]) if i % 2 == 0]
+    return sum(picked)
+
+
+def literal_list(x, y):
+    items = [x, np.sin(y), x * y]
+    return np.sum(items[0] * items[2]) + np.sum(items[1])
+
+
+def concatenated(x):
+    parts = []
+    for i in range(3):
+        parts.append(x * (i + 1.0))
+    return np.sum(np.concatenate(parts) ** 2)
+
+
+def loop_over_built_list(x):
+    pieces = [np.sin(x), np.cos(x), x * x]
+    total = 0.0
+    for p in pieces:
+        total = total + np.sum(p * p)
+    return total
+
+
+def read_while_building(x):
+    hs = [x]
+    for _ in range(3):
+        hs.append(np.tanh(hs[-1]))
+    return np.sum(hs[-1])
+
+
+def list_to_numpy_function(x):
+    return np.sum(np.mean([x, x * 2.0]))
+
+
+CASES = [
+    (rnn_outputs, (vec(3, 3), vec(4, 3), vec(3)), (0, 1, 2)),
+    (comprehension, (vec(3), [0.5, 1.5, 2.0]), (0,)),
+    (generator_sum, (vec(3),), (0,)),
+    (filtered, (vec(5),), (0,)),
+    (literal_list, (vec(3), vec(3)), (0, 1)),
+    (concatenated, (vec(3),), (0,)),
+    (loop_over_built_list, (vec(3),), (0,)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_against_finite_differences(fn, args, wrt):
+    srcad.check_grad(fn, *args, wrt=wrt)
+
+
+def test_appending_in_a_loop_records_only_the_recurrence():
+    W, xs, h0 = vec(3, 3), vec(6, 3), vec(3)
+    with counting_pushes() as pushed:
+        srcad.grad(rnn_outputs, wrt=0)(W, xs, h0)
+    assert len(pushed) == xs.shape[0]  # the old h per step; the list itself is not copied
+
+
+def test_reading_a_list_while_appending_is_refused():
+    with pytest.raises(srcad.TransformError, match="still being appended"):
+        srcad.grad(read_while_building)(vec(3))
+
+
+def test_list_passed_to_a_numpy_function_is_refused():
+    with pytest.raises(srcad.TransformError, match="flows into a list"):
+        srcad.grad(list_to_numpy_function)(vec(3))
