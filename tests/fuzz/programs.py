@@ -2,7 +2,7 @@
 
 Each program reads arrays ``x``, ``y`` (differentiated) and ``w`` (weights), and mixes
 elementwise NumPy calls, branches on data, range loops with break/continue, bounded while
-loops and early returns. Values stay bounded (tanh, sin, cos, scaled exp) and branch
+loops and early returns. Values stay bounded (tanh, sin, cos, exp of a tanh) and branch
 thresholds are random, so a tiny finite-difference step rarely flips a decision.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-UNARY = ["np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)", "np.exp({} * 0.1)"]
+UNARY = ["np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)", "np.exp(np.tanh({}) * 0.5)"]
 BINARY = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.where({} > 0, {}, {})"]
 TARGETS = ["a", "b", "c"]
 
