@@ -1,7 +1,8 @@
 """Adjoints of indexing reads: scatter the gradient into a zero array of the source's shape."""
 
 from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, xp
-from srcad.runtime.accumulate import add_at
+from srcad.runtime.accumulate import add_at, unbroadcast
+from srcad.runtime.inplace import setitem, zeroed
 
 
 @adjoint(GETITEM)
@@ -16,3 +17,9 @@ def getitem_dynamic(y, x, index):
     dx = xp.zeros_like(x)
     add_at(dx, index, d[y])
     d[x] = dx
+
+
+@adjoint(setitem)
+def setitem_(y, x, index, value):
+    d[value] = unbroadcast(d[y][index], value)
+    d[x] = zeroed(d[y], index)

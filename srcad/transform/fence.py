@@ -52,23 +52,28 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
 
 
 def _check_node(node: gast.AST, source: Source) -> None:
-    if isinstance(node, gast.AugAssign) and not isinstance(node.target, gast.Name):
-        raise source.error(
-            "augmented assignment to an element or attribute (in-place update) is not "
-            "supported yet",
-            node,
-        )
-    if isinstance(node, gast.Assign):
-        for target in node.targets:
-            for part in gast.walk(target):
-                if isinstance(part, gast.Subscript) and isinstance(part.ctx, gast.Store):
-                    raise source.error(
-                        "assignment to an element (in-place update 'y[i] = v') is not "
-                        "supported yet",
-                        part,
-                    )
-                if isinstance(part, gast.Attribute) and isinstance(part.ctx, gast.Store):
-                    raise source.error("assignment to an attribute is not supported", part)
+    if isinstance(node, gast.AugAssign) and not isinstance(
+        node.target, (gast.Name, gast.Subscript)
+    ):
+        raise source.error("augmented assignment to an attribute is not supported", node)
+    targets = (
+        node.targets
+        if isinstance(node, gast.Assign)
+        else ([node.target] if isinstance(node, gast.AugAssign) else [])
+    )
+    for target in targets:
+        if isinstance(target, gast.Subscript):
+            if not isinstance(target.value, gast.Name) or len(targets) > 1:
+                raise source.error(
+                    "in-place updates are supported on a name ('y[i] = v'), one at a time",
+                    target,
+                )
+            continue
+        for part in gast.walk(target):
+            if isinstance(part, gast.Subscript) and isinstance(part.ctx, gast.Store):
+                raise source.error("element assignment inside an unpacking is not supported", part)
+            if isinstance(part, gast.Attribute) and isinstance(part.ctx, gast.Store):
+                raise source.error("assignment to an attribute is not supported", part)
     if isinstance(node, gast.Call):
         for kw in node.keywords:
             if kw.arg is None:

@@ -17,6 +17,7 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.loops import desugar_loops
@@ -55,6 +56,7 @@ def normalize(
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = desugar(tree)
     source.lists = lower_lists(tree, source, namer)
+    setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
         setanno(tree, "aux", split_aux(tree, source, namer))
     tree = desugar_loops(tree, source, namer)

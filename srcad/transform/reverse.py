@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.errors import NoAdjointError
-from srcad.runtime import accumulate, lists
+from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
@@ -29,6 +29,7 @@ from srcad.transform.calls import BuildInProgress, CallVJP, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import UNKNOWN, USER_CALL, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
@@ -60,6 +61,19 @@ class _Context:
     tape_name: str
     adjoint_names: dict[str, str]
     stable: frozenset[str]
+    setitem: str | None = None
+
+    def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
+        """``(array, index)`` if ``stmt`` is an in-place element update."""
+        value = getattr(stmt, "value", None)
+        if (
+            self.setitem is not None
+            and isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id == self.setitem
+        ):
+            return value.args[0].id, value.args[1]
+        return None
 
 
 @dataclass
@@ -75,6 +89,7 @@ class _Sweep:
     pushes: bool = False
     last_origin: object = None
     readers: dict[str, set[int]] = field(default_factory=dict)
+    contributed: set[str] = field(default_factory=set)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -104,6 +119,7 @@ class _Sweep:
             )
         name = target.id
         adj = self.adj(name)
+        self.contributed.add(name)
         if loose:
             self.loose.add(name)
         if name in self.state:
@@ -131,6 +147,13 @@ class _Sweep:
             fwd = [stmt]
             if id(stmt) in self.plan.pushed:
                 self.pushes = True
+                parts = self.ctx.setitem_parts(stmt)
+                if parts is not None:
+                    # an update in place: save only the part it overwrites
+                    helper = self.ctx.namer.bind_global(inplace.saved, "saved")
+                    part = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]))
+                    push = build.call(build.attr(build.load(self.ctx.tape_name), "push"), part)
+                    return [_generated(gast.Expr(value=push), False), stmt], self.assign_backward
                 pushes = [
                     _generated(gast.Expr(value=build.call(
                         build.attr(build.load(self.ctx.tape_name), "push"), build.load(n))), False)
@@ -263,6 +286,7 @@ class _Sweep:
         target = stmt.targets[0]
         live = [n for n in names if n in self.state]
         call = getanno(stmt, "user_call")
+        self.contributed: set[str] = set()
         if call is not None:
             if names[0] in self.state:
                 out.extend(self.user_call_backward(stmt, call))
@@ -279,8 +303,15 @@ class _Sweep:
             out.extend(self.adjoint(stmt))
         self.read_by(stmt, out)
         for name in names:
-            self.state.discard(name)
-        if id(stmt) in self.plan.pushed:
+            if name not in self.contributed:  # an op reading its own target re-adds it
+                self.state.discard(name)
+        parts = ctx.setitem_parts(stmt)
+        if id(stmt) in self.plan.pushed and parts is not None:
+            helper = ctx.namer.bind_global(inplace.restore, "restore")
+            pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
+            call = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]), pop)
+            out.append(_generated(gast.Expr(value=call), False))
+        elif id(stmt) in self.plan.pushed:
             for name in reversed(names):  # pushed in order, so popped in reverse
                 pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
                 out.append(_generated(build.assign(name, pop), False))
@@ -580,11 +611,14 @@ def reverse(
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, output)
     _annotate_purity(body, source, local)
-    stable = stable_names(body, params)
+    updated = set(getanno(tree, "inplace") or ())
+    groups = alias_groups(body, updated)
+    # memory that an update changes in place is not stable, under any of its names
+    stable = stable_names(body, params) - set().union(*groups.values())
     shapes = analyse_shapes(body, source, local, stable, output if mode == "grad" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
-        {}, stable,
+        {}, stable, getanno(tree, "setitem"),
     )  # fmt: skip
     seed = ctx.adjoint_names.setdefault(output, namer.adjoint(output))
     available = set(stable) | loop_targets(body)
@@ -596,7 +630,14 @@ def reverse(
         sweep.state = {output}
         forward, backward = sweep.block(body)
         need = _reads_of_primal(backward, ctx)
-        new_plan = plan_recording(body, params, need, source, local, sweep.readers)
+        readers = dict(sweep.readers)
+        for name, group in groups.items():
+            # reading a view of an updated array reads the array's memory
+            shared = set().union(*(sweep.readers.get(n, set()) for n in group))
+            if shared:
+                readers[name] = shared
+                need.add(name)
+        new_plan = plan_recording(body, params, need, source, local, readers)
         recomputed = {
             n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
         }

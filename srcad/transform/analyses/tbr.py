@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.adjoints.registry import COPY, GETITEM, Attribute
+from srcad.adjoints.registry import COPY, GETITEM, Attribute, Operator
 from srcad.transform.anno import getanno
 from srcad.transform.frontend import Source
 from srcad.transform.ops import COMPARE, DYNAMIC_GETITEM, classify, operand_names
 
-_RECOMPUTABLE = {GETITEM, DYNAMIC_GETITEM, COMPARE, COPY, Attribute("T"), Attribute("shape")}
+_RECOMPUTABLE = {
+    GETITEM, DYNAMIC_GETITEM, COMPARE, COPY, Attribute("T"), Attribute("shape"),
+    Operator("Add"), Operator("Sub"), Operator("Mult"), Operator("Div"), Operator("USub"),
+}  # fmt: skip
 
 
 @dataclass

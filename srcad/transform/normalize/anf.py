@@ -65,8 +65,9 @@ class _Flattener:
         self.origin: gast.stmt | None = None
         # views read twice in one statement (``x[i] * x[i]``) are computed once
         self.memo: dict[str, str] = {}
-        # names assigned in a branch or loop: SSA renaming leaves them alone
+        # names assigned in a branch or loop, or updated in place: SSA leaves them alone
         self.merged: set[str] = set()
+        self.setitem: str | None = None
 
     def emit(self, stmt: gast.stmt, expr: gast.expr | None = None) -> None:
         setanno(stmt, "origin", self.origin)
@@ -208,7 +209,17 @@ class _Flattener:
                     return  # ``x = x`` does nothing
                 op = self.op(value)
                 reads = {n.id for n in gast.walk(op) if isinstance(n, gast.Name)}
-                if first.id in reads and first.id in self.merged and not isinstance(op, gast.Name):
+                in_place = (
+                    isinstance(op, gast.Call)
+                    and isinstance(op.func, gast.Name)
+                    and op.func.id == self.setitem
+                )
+                if (
+                    first.id in reads
+                    and first.id in self.merged
+                    and not isinstance(op, gast.Name)
+                    and not in_place
+                ):
                     # ``s = s + x`` becomes ``_t = s + x; s = _t``: an op never overwrites its
                     # own operand, so its adjoint can read both the operand and the result
                     temp = self.namer.temp()
@@ -309,7 +320,8 @@ def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
         if isinstance(stmt, (gast.If, gast.For, gast.While))
         for n in gast.walk(stmt)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+    } | set(getanno(tree, "inplace") or ())
+    flat.setitem = getanno(tree, "setitem")
     result_name = namer.fresh(tree.name)
     for stmt in tree.body:
         flat.statement(stmt, result_name)

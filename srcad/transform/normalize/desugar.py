@@ -11,6 +11,8 @@ def f(x):
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from srcad.transform import build
@@ -38,6 +40,19 @@ def _desugar_block(body: list[gast.stmt]) -> list[gast.stmt]:
         if getanno(stmt, "origin") is None:
             setanno(stmt, "origin", stmt)
         if isinstance(stmt, gast.Pass):
+            continue
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            # y[i] += v  ->  y[i] = y[i] + v
+            target = stmt.target
+            read = gast.Subscript(
+                value=build.load(target.value.id),
+                slice=copy.deepcopy(target.slice),
+                ctx=gast.Load(),
+            )
+            value = gast.copy_location(build.binop(read, stmt.op, stmt.value), stmt.value)
+            new = gast.copy_location(build.assign(target, value), stmt)
+            setanno(new, "origin", stmt)
+            out.append(new)
             continue
         if isinstance(stmt, gast.AugAssign):
             target = stmt.target

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gast
 
+from srcad.transform.anno import getanno
 from srcad.transform.naming import Namer
 
 
@@ -32,7 +33,7 @@ def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
         if isinstance(stmt, (gast.If, gast.For, gast.While))
         for n in gast.walk(stmt)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+    } | set(getanno(tree, "inplace") or ())
     current: dict[str, str] = {}
     for stmt in tree.body:
         stores = []

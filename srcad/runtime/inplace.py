@@ -1,0 +1,29 @@
+"""In-place element updates (``y[i] = v``) in generated code, and what their adjoints need."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def setitem(array: Any, index: Any, value: Any) -> Any:
+    """``array[index] = value`` in place, returning the array (so it reads as an assignment)."""
+    array[index] = value
+    return array
+
+
+def saved(array: Any, index: Any) -> Any:
+    """A copy of ``array[index]``, taken before an update overwrites it."""
+    part = array[index]
+    return part.copy() if hasattr(part, "copy") else part
+
+
+def restore(array: Any, index: Any, values: Any) -> None:
+    """Put values saved by :func:`saved` back."""
+    array[index] = values
+
+
+def zeroed(g: Any, index: Any) -> Any:
+    """``g`` with ``g[index]`` set to zero (the overwritten part had no further use)."""
+    out = g.copy()
+    out[index] = 0
+    return out
