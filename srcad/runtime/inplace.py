@@ -27,3 +27,8 @@ def zeroed(g: Any, index: Any) -> Any:
     out = g.copy()
     out[index] = 0
     return out
+
+
+def copied(array: Any) -> Any:
+    """A copy of ``array`` that updates in place will not share with the original."""
+    return array.copy() if hasattr(array, "copy") else array

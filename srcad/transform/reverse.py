@@ -158,6 +158,7 @@ class _Sweep:
                     _generated(gast.Expr(value=build.call(
                         build.attr(build.load(self.ctx.tape_name), "push"), build.load(n))), False)
                     for n in targets(stmt)
+                    if n in self.plan.pushed_names
                 ]  # fmt: skip
                 fwd = pushes + fwd
             return fwd, self.assign_backward
@@ -312,7 +313,8 @@ class _Sweep:
             call = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]), pop)
             out.append(_generated(gast.Expr(value=call), False))
         elif id(stmt) in self.plan.pushed:
-            for name in reversed(names):  # pushed in order, so popped in reverse
+            # pushed in order, so popped in reverse
+            for name in reversed([n for n in names if n in self.plan.pushed_names]):
                 pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
                 out.append(_generated(build.assign(name, pop), False))
         return out
@@ -656,9 +658,8 @@ def reverse(
     if sweep.pushes:
         tape_class = namer.bind_global(Tape, "Tape")
         prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
-        # the first push of a name first assigned inside a loop or branch saves a placeholder
-        top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
-        for name in sorted(plan.pushed_names - set(params) - top):
+        # a name may be pushed before anything was assigned to it: push a placeholder then
+        for name in sorted(plan.pushed_names - set(params)):
             prologue.append(_generated(build.assign(name, build.const(None)), False))
     if output not in stable and output in plan.pushed_names:
         # the backward pass restores the output's variable: return the value it had
@@ -713,6 +714,13 @@ def reverse(
         tape_class = namer.bind_global(Tape, "Tape")
         bwd_body.append(_generated(build.assign(
             ctx.tape_name, build.call(tape_class, build.load(ctx.tape_name))), False))  # fmt: skip
+        # the backward pass restores updated arrays in place: work on copies, so that the
+        # pullback can run again from the same residuals
+        fresh = namer.bind_global(inplace.copied, "copied")
+        for name in residual_names:
+            if name in updated:
+                bwd_body.append(_generated(build.assign(
+                    name, build.call(fresh, build.load(name))), False))  # fmt: skip
     bwd = gast.FunctionDef(
         name=namer.fresh(tree.name + "_bwd"), args=bwd_args,
         body=[*bwd_body, *backward, build.ret(grads_expr)],

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import random
 
-UNARY = ["np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)", "np.exp(np.tanh({}) * 0.5)"]
-BINARY = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.where({} > 0, {}, {})"]
+UNARY = [
+    "np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)", "np.exp(np.tanh({}) * 0.5)",
+    "helper({}, 0.5)",
+]  # fmt: skip
+BINARY = [
+    "{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.where({} > 0, {}, {})",
+    "helper({}, {})",
+]  # fmt: skip
 TARGETS = ["a", "b", "c"]
 
 
@@ -41,7 +47,15 @@ class ProgramWriter:
         out: list[list[str]] = []
         for _ in range(rng.randint(1, 3)):
             kind = rng.random()
-            if kind < 0.45 or depth > 2:
+            indices = [n[2:-1] for n in names if n.startswith("x[")]
+            if indices and rng.random() < 0.25:
+                # an element update in place, or an append, inside a loop
+                index = rng.choice(indices)
+                if rng.random() < 0.5:
+                    out.append([f"u[{index}] = {self.expr(names)}[{index}] * 0.5"])
+                else:
+                    out.append([f"outs.append(np.tanh({self.expr(names)}) * a)"])
+            elif kind < 0.45 or depth > 2:
                 out.append([f"{rng.choice(TARGETS)} = {self.expr(names)}"])
             elif kind < 0.6:
                 lines = [f"if {self.threshold(names, -2, 2)}:"]
@@ -79,12 +93,20 @@ class ProgramWriter:
         return out
 
     def program(self) -> str:
-        """The source of a module defining ``f``."""
-        lines = ["def f(x, y, w):", "    a = x * 1.0", "    b = y * 1.0", "    c = x + y"]
-        body = self.block(["a", "b", "c", "x", "y"], 0, False)
+        """The source of a module defining ``f`` (and a helper it may call)."""
+        lines = [
+            "def f(x, y, w):",
+            "    a = x * 1.0",
+            "    b = y * 1.0",
+            "    c = x + y",
+            "    u = np.sin(x) * y",
+            "    outs = [a]",
+        ]
+        body = self.block(["a", "b", "c", "x", "y", "u"], 0, False)
         lines += ["    " + line for stmt in body for line in stmt]
-        lines.append("    return np.sum((a + b * c) * w)")
-        return "import numpy as np\n\n\n" + "\n".join(lines) + "\n"
+        lines.append("    return np.sum((a + b * c + u) * w) + np.sum(np.stack(outs) * w)")
+        helper = "def helper(p, q):\n    return np.tanh(p) * q + p * 0.5\n"
+        return "import numpy as np\n\n\n" + helper + "\n\n" + "\n".join(lines) + "\n"
 
 
 def _indent(block: list[list[str]]) -> list[str]:

@@ -41,6 +41,8 @@ def test_random_program(seed):
             value = f(x, y, w)
     except FloatingPointError:
         pytest.skip("the program itself overflows at this point")  # the primal's domain
+    except (ValueError, IndexError) as exc:  # the generator wrote a program that fails
+        raise AssertionError(f"invalid program (seed {seed}): {exc}\n{source}") from None
     try:
         srcad.check_grad(f, x, y, w, wrt=(0, 1), rtol=1e-4, atol=1e-6)
         grads = srcad.grad(f, wrt=(0, 1))(x, y, w)
