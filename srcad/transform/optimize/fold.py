@@ -10,6 +10,7 @@ import gast
 
 from srcad.runtime import accumulate
 from srcad.transform import build
+from srcad.transform.anno import getanno
 from srcad.transform.naming import Namer
 
 _ARITHMETIC = {
@@ -64,6 +65,20 @@ class _Fold(gast.NodeTransformer):
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self.changed = False
+        # identities (x * 1 -> x) only in generated code: in the user's code ``y = x * 1.0``
+        # makes a new array that may be updated in place, and ``y = x`` would not
+        self.identities = True
+
+    def visit_stmt(self, node: gast.stmt) -> gast.AST:
+        saved = self.identities
+        if not isinstance(node, (gast.If, gast.For, gast.While, gast.FunctionDef)):
+            self.identities = bool(getanno(node, "generated"))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.identities = saved
+
+    visit_Assign = visit_Expr = visit_Return = visit_stmt
 
     def _done(self, node: gast.AST) -> gast.AST:
         self.changed = True
@@ -71,7 +86,7 @@ class _Fold(gast.NodeTransformer):
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.AST:
         self.generic_visit(node)
-        if isinstance(node.op, gast.USub):
+        if isinstance(node.op, gast.USub) and self.identities:
             inner = node.operand
             if isinstance(inner, gast.UnaryOp) and isinstance(inner.op, gast.USub):
                 return self._done(inner.operand)
@@ -91,6 +106,8 @@ class _Fold(gast.NodeTransformer):
                     value = int(value) if isinstance(right, int) else value
                 return self._done(build.const(value))
         op = type(node.op)
+        if not self.identities:
+            return node
         if op is gast.Mult:
             if left == 1:
                 return self._done(node.right)
