@@ -122,6 +122,14 @@ class _Derivative:
     """A derivative of a user function; transformed on first use, then cached."""
 
     def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
+        self._prefix: tuple[Any, ...] = ()
+        if inspect.ismethod(func) and inspect.isfunction(func.__func__):
+            # a bound method: differentiate its function, with the object as first argument
+            indices, single = _normalize_wrt(func, wrt)
+            self._prefix = (func.__self__,)
+            wrt = tuple(k + 1 for k in indices)
+            wrt = wrt[0] if single else wrt
+            func = func.__func__
         _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
@@ -144,6 +152,7 @@ class _Derivative:
         return gen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = (*self._prefix, *args)
         if kwargs:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
@@ -259,7 +268,11 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and vjp returns ``(out, pullback, aux)``.
     """
+    prefix: tuple[Any, ...] = ()
+    if inspect.ismethod(f) and inspect.isfunction(f.__func__):
+        prefix, f = (f.__self__,), f.__func__
     _check_function(f)
+    primals = (*prefix, *primals)
     params = _positional_params(f)
     if len(primals) > len(params) and params:
         raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")
@@ -298,7 +311,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         result: list[Any] = [None] * len(primals)
         for k, g in zip(wrt, _regroup(fixed, groups)):
             result[k] = g
-        return tuple(result)
+        return tuple(result[len(prefix) :])
 
     pullback.srcad_source = gen.source  # type: ignore[attr-defined]
     return (out, pullback, aux) if has_aux else (out, pullback)

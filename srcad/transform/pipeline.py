@@ -20,6 +20,7 @@ from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
+from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
@@ -51,7 +52,8 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = fence(source.tree, source)
+    tree = inline_local_functions(source.tree, source, namer)
+    tree = fence(tree, source)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = desugar(tree)

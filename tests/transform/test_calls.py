@@ -160,3 +160,26 @@ def test_errors_inside_a_callee_point_into_the_callee():
         srcad.grad(calls_bad_helper)(np.ones(3))
     assert info.value.filename == elsewhere.__file__
     assert "'try' statements" in str(info.value)
+
+
+class Net:
+    def __init__(self, W, scale):
+        self.W = W
+        self.scale = scale
+
+    def loss(self, x, target):
+        h = np.tanh(self.W @ x) * self.scale
+        return np.sum((h - target) ** 2)
+
+
+def test_gradient_of_a_bound_method_reading_self():
+    net = Net(vec(2, 3), 1.5)
+    x, target = vec(3), vec(2)
+    g = srcad.grad(net.loss)(x, target)
+    h = np.tanh(net.W @ x) * 1.5
+    expected = net.W.T @ (2 * (h - target) * 1.5 * (1 - np.tanh(net.W @ x) ** 2))
+    np.testing.assert_allclose(g, expected)
+    gx, gt = srcad.grad(net.loss, wrt=("x", "target"))(x, target)
+    np.testing.assert_allclose(gt, -2 * (h - target))
+    out, pullback = srcad.vjp(net.loss, x, target)
+    assert len(pullback(1.0)) == 2

@@ -50,11 +50,6 @@ async def with_async(x):
     return np.sum(x)
 
 
-def with_lambda(x):
-    f = lambda v: v * 2.0  # noqa: E731
-    return np.sum(f(x))
-
-
 def with_comprehension(x):
     return np.sum([v * 2.0 for v in x])
 
@@ -80,7 +75,6 @@ CASES = [
     (with_try, "'try' statements", "try:"),
     (with_with, "'with' statements", "with open"),
     (with_global, "'global'", "global G"),
-    (with_lambda, "lambda", "f = lambda"),
     (with_comprehension, "turn it into an array first", "return np.sum([v"),
     (calls_unknown, "no adjoint rule for np.cumsum", "return np.sum(np.cumsum(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),

@@ -29,6 +29,8 @@ def local_names(tree: gast.FunctionDef) -> set[str]:
     for node in gast.walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
+        elif isinstance(node, gast.FunctionDef) and node is not tree:
+            names.add(node.name)
     return names
 
 
