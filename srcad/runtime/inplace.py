@@ -32,3 +32,8 @@ def zeroed(g: Any, index: Any) -> Any:
 def copied(array: Any) -> Any:
     """A copy of ``array`` that updates in place will not share with the original."""
     return array.copy() if hasattr(array, "copy") else array
+
+
+def reset(array: Any, values: Any) -> None:
+    """Write ``values`` (a copy taken earlier) back into ``array``'s own memory."""
+    array[...] = values

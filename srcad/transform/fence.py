@@ -117,10 +117,35 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                     stmt,
                 )
             aliases.assign(name, gast.Constant(value=None, kind=None))
+        elif isinstance(stmt, (gast.Assign, gast.AugAssign)) and isinstance(
+            _first_target(stmt), gast.Subscript
+        ):
+            # y[i] = v changes y's memory: any other name viewing it would change too
+            name = _first_target(stmt).value.id
+            later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
+            for loop in loops:
+                later |= {
+                    n.id
+                    for n in gast.walk(loop)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                }
+            shared = sorted(aliases.others(name) & later)
+            if shared:
+                raise source.error(
+                    f"in-place update of '{name}', which shares memory with "
+                    f"{', '.join(repr(s) for s in shared)} read later; a view or copy of the "
+                    "name that changes under it is not supported yet. Copy first "
+                    f"({shared[0]} = {name}.copy())",
+                    stmt,
+                )
         elif isinstance(stmt, gast.Assign):
             for target in stmt.targets:
                 if isinstance(target, gast.Name):
                     aliases.assign(target.id, stmt.value)
+
+
+def _first_target(stmt: gast.stmt) -> gast.expr:
+    return stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
 
 
 def _simple_reads(stmt: gast.stmt) -> set[str]:

@@ -688,7 +688,16 @@ def reverse(
     ):
         extra.add(ctx.xp_name)
     residual_names = sorted(_reads_of_primal(backward, ctx) | extra)
-    residuals = build.tuple_([build.load(n) for n in residual_names])
+    # arrays the backward pass restores in place: keep their final contents too, and put
+    # them back at the start of every backward call (other residuals may view the memory)
+    finals = {
+        name: namer.fresh_temp(f"_{name}_final")
+        for name in residual_names
+        if name in updated and sweep.pushes
+    }
+    residuals = build.tuple_([build.load(n) for n in residual_names] + [
+        build.call(namer.bind_global(inplace.copied, "copied"), build.load(n)) for n in finals
+    ])  # fmt: skip
     top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
     for name in residual_names:
         if (
@@ -707,20 +716,19 @@ def reverse(
         args=[build.param(namer.fresh_temp("residuals")), build.param(seed)],
         posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
     )  # fmt: skip
-    unpack_target = build.tuple_([build.store(n) for n in residual_names], gast.Store())
+    unpack_target = build.tuple_(
+        [build.store(n) for n in [*residual_names, *finals.values()]], gast.Store()
+    )
     unpack = _generated(build.assign(unpack_target, build.load(bwd_args.args[0].id)), False)
     bwd_body = [unpack]
     if sweep.pushes:
         tape_class = namer.bind_global(Tape, "Tape")
         bwd_body.append(_generated(build.assign(
             ctx.tape_name, build.call(tape_class, build.load(ctx.tape_name))), False))  # fmt: skip
-        # the backward pass restores updated arrays in place: work on copies, so that the
-        # pullback can run again from the same residuals
-        fresh = namer.bind_global(inplace.copied, "copied")
-        for name in residual_names:
-            if name in updated:
-                bwd_body.append(_generated(build.assign(
-                    name, build.call(fresh, build.load(name))), False))  # fmt: skip
+        reset = namer.bind_global(inplace.reset, "reset")
+        for name, final in finals.items():
+            bwd_body.append(_generated(gast.Expr(value=build.call(
+                reset, build.load(name), build.load(final))), False))  # fmt: skip
     bwd = gast.FunctionDef(
         name=namer.fresh(tree.name + "_bwd"), args=bwd_args,
         body=[*bwd_body, *backward, build.ret(grads_expr)],

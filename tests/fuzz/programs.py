@@ -52,11 +52,14 @@ class ProgramWriter:
                 # an element update in place, or an append, inside a loop
                 index = rng.choice(indices)
                 if rng.random() < 0.5:
-                    out.append([f"u[{index}] = {self.expr(names)}[{index}] * 0.5"])
+                    out.append([f"u[{index}] = np.sum({self.expr(names)}) * 0.25"])
                 else:
                     out.append([f"outs.append(np.tanh({self.expr(names)}) * a)"])
             elif kind < 0.45 or depth > 2:
-                out.append([f"{rng.choice(TARGETS)} = {self.expr(names)}"])
+                value = self.expr(names)
+                if value in names:
+                    value += " * 1.0"  # a new array, never a second name for one
+                out.append([f"{rng.choice(TARGETS)} = {value}"])
             elif kind < 0.6:
                 lines = [f"if {self.threshold(names, -2, 2)}:"]
                 lines += _indent(self.block(names, depth + 1, loop))
