@@ -120,12 +120,22 @@ class _Sweep:
         name = target.id
         adj = self.adj(name)
         self.contributed.add(name)
+        was_loose = self.is_loose(name)
         if loose:
             self.loose.add(name)
         if name in self.state:
             if name in self.ctx.source.lists:
                 helper = self.ctx.namer.bind_global(lists.add_gradients, "add_gradients")
                 value = build.call(helper, build.load(adj), value)
+            elif loose or was_loose:
+                # terms broadcast differently only add up once each is reduced to the
+                # variable's shape (the variable is then needed, so it is kept or restored)
+                helper = self.ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
+                value = build.binop(
+                    build.call(helper, build.load(adj), build.load(name)),
+                    gast.Add(),
+                    build.call(helper, value, build.load(name)),
+                )
             else:
                 value = build.binop(build.load(adj), gast.Add(), value)
         self.state.add(name)

@@ -238,3 +238,15 @@ def shrink_with_sin(x):
     while np.max(np.abs(y)) > 0.1:
         y = np.sin(y) * 0.5
     return np.sum(y * y)
+
+
+def scalar_from_loop_times_array(x, y, w):
+    """Found by fuzzing: an exact gradient and a broadcast one were once added unreduced."""
+    a = x * 1.0
+    for i in range(2):
+        b = np.tanh(np.cos(x[i]))
+    if np.sum(y) > 1.07:
+        return np.sum(y * w)
+    else:
+        c = np.sin(b)
+    return np.sum((a + b * c) * w)

@@ -47,6 +47,7 @@ CASES = [
     (cf.accumulate_in_loop, (vec(3, low=0.5),), (0,)),
     # found by a random-program run: ``b = b`` once doubled the incoming gradient
     (cf.self_copies_in_loop, (vec(3), vec(3)), (0, 1)),
+    (cf.scalar_from_loop_times_array, (vec(3), np.array([0.1, 0.2, 0.3]), vec(3)), (0, 1)),
 ]
 
 
