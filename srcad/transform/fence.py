@@ -97,17 +97,22 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
 
     visit(body, [])
     aliases = Aliases()
+
+    def shared_later(k: int, loops: list[gast.stmt], name: str) -> list[str]:
+        """Other names sharing ``name``'s memory that are read after statement ``k``."""
+        later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
+        for loop in loops:  # a loop's next turn reads what the whole loop reads
+            later |= {
+                n.id
+                for n in gast.walk(loop)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            }
+        return sorted(aliases.others(name) & later)
+
     for k, (stmt, loops) in enumerate(order):
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
-            later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
-            for loop in loops:
-                later |= {
-                    n.id
-                    for n in gast.walk(loop)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                }
-            shared = sorted(aliases.others(name) & later)
+            shared = shared_later(k, loops, name)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which may share memory with "
@@ -122,14 +127,7 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
         ):
             # y[i] = v changes y's memory: any other name viewing it would change too
             name = _first_target(stmt).value.id
-            later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
-            for loop in loops:
-                later |= {
-                    n.id
-                    for n in gast.walk(loop)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                }
-            shared = sorted(aliases.others(name) & later)
+            shared = shared_later(k, loops, name)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which shares memory with "

@@ -21,6 +21,7 @@ import gast
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import merged_names
 
 
 def local_names(tree: gast.FunctionDef) -> set[str]:
@@ -316,13 +317,7 @@ def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Rewrite ``tree``'s body into A-normal form (see module docstring)."""
     local = local_names(tree)
     flat = _Flattener(namer, local)
-    flat.merged = {
-        n.id
-        for stmt in tree.body
-        if isinstance(stmt, (gast.If, gast.For, gast.While))
-        for n in gast.walk(stmt)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    } | set(getanno(tree, "inplace") or ())
+    flat.merged = merged_names(tree, getanno(tree, "inplace"))
     flat.setitem = getanno(tree, "setitem")
     result_name = namer.fresh(tree.name)
     for stmt in tree.body:

@@ -17,18 +17,13 @@ import gast
 
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.normalize.walk import rewrite_bodies
+from srcad.transform.normalize.walk import is_docstring, rewrite_bodies
 
 
 def desugar(tree: gast.FunctionDef) -> gast.FunctionDef:
     """Return ``tree`` with docstrings, ``pass`` and augmented assignments desugared."""
     body = tree.body
-    if (
-        body
-        and isinstance(body[0], gast.Expr)
-        and isinstance(body[0].value, gast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
+    if body and is_docstring(body[0]):
         body = body[1:]
     tree.body = rewrite_bodies(body, _desugar_block)
     return tree

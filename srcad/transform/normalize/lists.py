@@ -17,7 +17,7 @@ from srcad.transform.analyses.tbr import may_precede, positions
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+from srcad.transform.normalize.walk import RenameNames, all_statements, rewrite_bodies
 
 _READS_ALLOWED = {"len", "stack", "concatenate", "sum"}
 
@@ -94,7 +94,7 @@ class _Lower:
             for target in gast.walk(gen.target):
                 if isinstance(target, gast.Name):
                     renames[target.id] = self.namer.fresh(target.id)
-        renamer = _Rename(renames)
+        renamer = RenameNames(renames)
         element = renamer.visit(copy.deepcopy(comp.elt))
         inner: list[gast.stmt] = [
             self.mark(build.assign(result, self.append_call(result, element)), origin)
@@ -120,16 +120,6 @@ class _Lower:
         for stmt in all_statements(stmts):
             if isinstance(stmt, gast.For):
                 self.comprehensions(stmt.iter, hoisted, origin)
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, names: dict[str, str]) -> None:
-        self.names = names
-
-    def visit_Name(self, node: gast.Name) -> gast.Name:
-        if node.id in self.names:
-            node.id = self.names[node.id]
-        return node
 
 
 def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str]:

@@ -16,6 +16,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import RenameNames, is_docstring
 
 
 class _Local:
@@ -56,12 +57,7 @@ def _collect(tree: gast.FunctionDef, source: Source) -> dict[str, _Local]:
             found[name] = _Local(name, params, [], node.body)
             continue
         body = list(node.body)
-        if (
-            body
-            and isinstance(body[0], gast.Expr)
-            and isinstance(body[0].value, gast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
+        if body and is_docstring(body[0]):
             body = body[1:]
         if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
             raise source.error(f"the local function '{name}' must end in 'return <value>'", node)
@@ -121,7 +117,7 @@ class _Inline(gast.NodeTransformer):
         }
         for name in stores - set(renames):
             renames[name] = self.namer.fresh(f"{local.name}_{name}")
-        rename = _Rename(renames)
+        rename = RenameNames(renames)
         for stmt in copy.deepcopy(local.body):
             inner = _Inline(self.locals, self.namer, self.source, self.origin)
             new = inner.visit(rename.visit(stmt))
@@ -136,16 +132,6 @@ class _Inline(gast.NodeTransformer):
         gast.copy_location(stmt, self.origin)
         setanno(stmt, "origin", getanno(self.origin, "origin", self.origin))
         self.hoisted.append(stmt)
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, names: dict[str, str]) -> None:
-        self.names = names
-
-    def visit_Name(self, node: gast.Name) -> gast.Name:
-        if node.id in self.names:
-            node.id = self.names[node.id]
-        return node
 
 
 def inline_local_functions(

@@ -17,6 +17,7 @@ import gast
 
 from srcad.transform.anno import getanno
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import merged_names
 
 
 def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
@@ -27,13 +28,7 @@ def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """
     args = tree.args
     defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    merged = {
-        n.id
-        for stmt in tree.body
-        if isinstance(stmt, (gast.If, gast.For, gast.While))
-        for n in gast.walk(stmt)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    } | set(getanno(tree, "inplace") or ())
+    merged = merged_names(tree, getanno(tree, "inplace"))
     current: dict[str, str] = {}
     for stmt in tree.body:
         stores = []

@@ -33,3 +33,35 @@ def all_statements(body: list[gast.stmt]):
         yield stmt
         for inner in nested_bodies(stmt):
             yield from all_statements(inner)
+
+
+def is_docstring(stmt: gast.stmt) -> bool:
+    """Whether ``stmt`` is a bare string (a docstring when it comes first)."""
+    return (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def merged_names(tree: gast.FunctionDef, extra: set[str] | None = None) -> set[str]:
+    """Names assigned inside a top-level if/for/while (their values merge), plus ``extra``."""
+    return {
+        n.id
+        for stmt in tree.body
+        if isinstance(stmt, _COMPOUND)
+        for n in gast.walk(stmt)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    } | set(extra or ())
+
+
+class RenameNames(gast.NodeTransformer):
+    """Rename Name nodes (loads and stores) per a mapping."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
