@@ -90,6 +90,10 @@ class _Sweep:
     last_origin: object = None
     readers: dict[str, set[int]] = field(default_factory=dict)
     contributed: set[str] = field(default_factory=set)
+    # adjoints holding an array this code made and nothing else refers to: safe to update
+    # in place (``dx[i] += g`` instead of a zero array per read)
+    owned: set[str] = field(default_factory=set)
+    buffers: set[str] = field(default_factory=set)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -139,9 +143,18 @@ class _Sweep:
             else:
                 value = build.binop(build.load(adj), gast.Add(), value)
         self.state.add(name)
+        fresh = isinstance(value, gast.BinOp) or (
+            isinstance(value, gast.Name) and value.id in self.buffers
+        )
+        if fresh and name not in self.ctx.source.lists:
+            self.owned.add(name)
+        else:
+            self.owned.discard(name)
         return [_generated(build.assign(adj, value))]
 
     def zeros(self, name: str) -> gast.stmt:
+        if name not in self.ctx.source.lists:
+            self.owned.add(name)
         helper = self.ctx.namer.bind_global(accumulate.zeros_like, "zeros_like")
         return _generated(build.assign(self.adj(name), build.call(helper, build.load(name))))
 
@@ -204,17 +217,20 @@ class _Sweep:
         return backward
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
-        before = set(self.state)
+        before, before_owned = set(self.state), set(self.owned)
         body = self.run_backward(body_part)
-        after_body = self.state
-        self.state = set(before)
+        after_body, owned_body = self.state, self.owned
+        self.state, self.owned = set(before), set(before_owned)
         orelse = self.run_backward(else_part)
-        after_else = self.state
+        after_else, owned_else = self.state, self.owned
         for name in sorted(after_body - after_else):
             orelse.append(self.zeros(name))
+            owned_else.add(name)
         for name in sorted(after_else - after_body):
             body.append(self.zeros(name))
+            owned_body.add(name)
         self.state = after_body | after_else
+        self.owned = owned_body & owned_else
         if not body and not orelse:
             return []
         self.read_by(stmt, [stmt.test])
@@ -223,22 +239,26 @@ class _Sweep:
     def loop_backward(self, owner: gast.stmt, deferred, header) -> list[gast.stmt]:
         """The reversed loop body run until the adjoints it carries are the same each time."""
         entry = set(self.state)
+        entry_owned = set(self.owned)
         prelude: list[gast.stmt] = []
         for _ in range(_ROUNDS):
-            self.state = set(entry)
+            self.state, self.owned = set(entry), set(entry_owned)
             saved_loose = set(self.loose)
             body = self.run_backward(deferred)
             exit_ = self.state
             missing = exit_ - entry
-            if not missing:
+            # an adjoint updated in place on one turn must still be unshared on the next
+            lost = (entry_owned & entry) - self.owned - (entry - exit_)
+            if not missing and not lost:
                 break
             for name in sorted(missing):
                 prelude.append(self.zeros(name))
             entry |= missing
+            entry_owned = (entry_owned | missing) - lost
             self.loose = saved_loose
         for name in sorted(entry - exit_):
             body.append(self.zeros(name))
-        self.state = entry
+        self.state, self.owned = entry, entry_owned
         if not body:
             return prelude
         loop = header(body)
@@ -316,6 +336,7 @@ class _Sweep:
         for name in names:
             if name not in self.contributed:  # an op reading its own target re-adds it
                 self.state.discard(name)
+                self.owned.discard(name)
         parts = ctx.setitem_parts(stmt)
         if id(stmt) in self.plan.pushed and parts is not None:
             helper = ctx.namer.bind_global(inplace.restore, "restore")
@@ -401,6 +422,9 @@ class _Sweep:
             helper = ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
             exact = build.call(helper, build.load(self.adj(name)), build.load(name))
             out.append(_generated(build.assign(self.adj(name), exact)))
+        scatter = self.scatter_in_place(rule, op, name, bound)
+        if scatter is not None:
+            return out + scatter
         reader = _ReadAdjoints(self, build.load(name))
         if name in operand_names(stmt.value):
             # the op reads the name it assigns (only after unpacking or in odd user code):
@@ -419,10 +443,48 @@ class _Sweep:
                     out.extend(self.contribute(dest.slice, value, loose, where))
                     continue
                 new = gast.Assign(targets=[reader.visit(dest)], value=value, type_comment=None)
+                if (
+                    isinstance(new.targets[0], gast.Name)
+                    and isinstance(value, gast.Call)
+                    and isinstance(value.func, gast.Attribute)
+                    and value.func.attr == "zeros_like"
+                ):
+                    self.buffers.add(new.targets[0].id)
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
         return out
+
+    def scatter_in_place(self, rule, op, name: str, bound: dict) -> list[gast.stmt] | None:
+        """``dx[i] += dy`` into an adjoint this code owns, instead of a new zero array."""
+        if rule.name not in ("getitem", "getitem_dynamic"):
+            return None
+        source = op.args[0]
+        if not isinstance(source, gast.Name):
+            return None
+        x = source.id
+        if (
+            x not in self.state
+            or x not in self.owned
+            or self.is_loose(x)
+            or x in self.ctx.source.lists
+            or x not in self.ctx.activity.varied
+        ):
+            return None
+        g = build.load(self.adj(name))
+        dx = self.adj(x)
+        index = copy.deepcopy(bound["index"])
+        if rule.name == "getitem":
+            part = gast.Subscript(value=build.load(dx), slice=index, ctx=gast.Load())
+            target = gast.Subscript(
+                value=build.load(dx), slice=copy.deepcopy(index), ctx=gast.Store()
+            )
+            stmt = gast.Assign(
+                targets=[target], value=build.binop(part, gast.Add(), g), type_comment=None
+            )
+            return [_generated(stmt)]
+        helper = self.ctx.namer.bind_global(accumulate.add_at, "add_at")
+        return [_generated(gast.Expr(value=build.call(helper, build.load(dx), index, g)), False)]
 
     def reads_loose(self, value: gast.expr) -> bool:
         """Whether ``value`` carries a loose adjoint outside every reducing helper call."""
