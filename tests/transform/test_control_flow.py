@@ -215,3 +215,21 @@ def test_raise_in_a_branch():
 )
 def test_more_shapes_of_loops(fn, args):
     srcad.check_grad(fn, *args)
+
+
+def test_indexing_adjoint_in_a_loop_updates_one_buffer_in_place():
+    src = srcad.source(srcad.grad(cf.rnn, wrt=3))
+    assert src.count("zeros_like(xs)") == 1  # made once, before the backward loop
+    assert "add_at(dxs, t, " in src
+    body = src.split("for t in reversed(")[1]
+    assert "xp.zeros_like(" not in body
+
+
+def two_reads_then_sum(x):
+    y = x[0] + x[1]  # both reads share the incoming gradient object
+    z = x[1] * y
+    return np.sum(z * z) + np.sum(y)
+
+
+def test_shared_gradient_objects_are_never_updated_in_place():
+    srcad.check_grad(two_reads_then_sum, vec(3, 2))
