@@ -23,7 +23,14 @@ from srcad.runtime.tape import Tape
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
-from srcad.transform.analyses.tbr import Recording, loop_targets, plan_recording, stable_names
+from srcad.transform.analyses.tbr import (
+    Recording,
+    definitions,
+    loop_targets,
+    may_precede,
+    plan_recording,
+    stable_names,
+)
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import BuildInProgress, CallVJP, user_callee
 from srcad.transform.frontend import Source
@@ -731,8 +738,17 @@ def reverse(
         tape_class = namer.bind_global(Tape, "Tape")
         prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
         # a name may be pushed before anything was assigned to it: push a placeholder then
+        defs = definitions(body)
         for name in sorted(plan.pushed_names - set(params)):
-            prologue.append(_generated(build.assign(name, build.const(None)), False))
+            pushed = [d for d in defs.get(name, []) if id(d.stmt) in plan.pushed]
+            assigned_first = any(
+                not d.nested
+                and id(d.stmt) not in plan.pushed
+                and all(may_precede(d.path, p.path) for p in pushed)
+                for d in defs.get(name, [])
+            )
+            if not assigned_first:
+                prologue.append(_generated(build.assign(name, build.const(None)), False))
     if output not in stable and output in plan.pushed_names:
         # the backward pass restores the output's variable: return the value it had
         value_name = namer.fresh_temp("value")
