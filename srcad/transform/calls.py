@@ -57,3 +57,41 @@ class CallVJP:
 
     def __repr__(self) -> str:
         return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
+
+
+class MethodVJP:
+    """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
+    class's method is transformed like any user function, on first use."""
+
+    def __init__(self, name: str, positions: tuple[int, ...]) -> None:
+        self.name = name
+        self.positions = positions
+        self._handles: dict[Any, CallVJP] = {}
+
+    def _handle(self, obj: Any) -> CallVJP:
+        func = getattr(type(obj), self.name, None)
+        if not inspect.isfunction(func):
+            from srcad.errors import NoAdjointError
+
+            raise NoAdjointError(
+                f"{type(obj).__name__}.{self.name}() has no adjoint rule and is not a Python "
+                "function srcad can transform"
+            )
+        handle = self._handles.get(func)
+        if handle is None:
+            handle = self._handles[func] = CallVJP(func, tuple(1 + k for k in self.positions))
+        return handle
+
+    def forward(self, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, residuals)`` of ``obj.name(*args, **kwargs)``."""
+        handle = self._handle(obj)
+        out, residuals = handle.forward(obj, *args, **kwargs)
+        return out, (handle, residuals)
+
+    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
+        """Gradients with respect to the differentiated arguments of the call."""
+        handle, inner = residuals
+        return handle.backward(inner, cotangent)
+
+    def __repr__(self) -> str:
+        return f"<srcad.MethodVJP of .{self.name}() wrt arguments {self.positions}>"

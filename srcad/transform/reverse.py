@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from srcad.adjoints.registry import Method
 from srcad.errors import NoAdjointError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
@@ -32,7 +33,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import BuildInProgress, CallVJP, user_callee
+from srcad.transform.calls import BuildInProgress, CallVJP, MethodVJP, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
@@ -573,9 +574,13 @@ def _rewrite_user_calls(
         if not activity.active(target):
             continue
         op = classify(stmt.value, source, local)
+        where = getanno(stmt, "expr") or stmt
+        if _is_method_of_object(op, activity):
+            _rewrite_method_call(stmt, op, namer, activity, source, where)
+            changed = True
+            continue
         if op.key is not USER_CALL:
             continue
-        where = getanno(stmt, "expr") or stmt
         func, leading, _ = user_callee(op.callee)
         params = [
             p.name
@@ -615,6 +620,36 @@ def _rewrite_user_calls(
         setanno(stmt, "user_call", _UserCall(handle_name, residuals, arguments, where))
         changed = True
     return changed
+
+
+def _is_method_of_object(op, activity: Activity) -> bool:
+    """``obj.f(...)`` with no rule for ``.f`` on an object that is not differentiated: the
+    object's class decides at run time which Python function runs."""
+    return (
+        isinstance(op.key, Method)
+        and op.rule is None
+        and not op.nondifferentiable
+        and isinstance(op.args[0], gast.Name)
+        and op.args[0].id not in activity.varied
+    )
+
+
+def _rewrite_method_call(stmt, op, namer: Namer, activity: Activity, source, where) -> None:
+    target = stmt.targets[0].id
+    call = stmt.value
+    for kw in call.keywords:
+        if operand_names(kw.value) & activity.varied:
+            raise source.error(
+                f"{op.label}: pass differentiable values to a method positionally", where
+            )
+    positions = tuple(k for k, arg in enumerate(call.args) if operand_names(arg) & activity.varied)
+    arguments = [call.args[k] for k in positions]
+    handle = namer.bind_global(MethodVJP(op.key.name, positions), f"{op.key.name}_vjp")
+    residuals = namer.fresh_temp(f"_{op.key.name}_residuals")
+    forward = build.attr(build.load(handle), "forward")
+    stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
+    stmt.value = gast.Call(func=forward, args=[op.args[0], *call.args], keywords=call.keywords)
+    setanno(stmt, "user_call", _UserCall(handle, residuals, arguments, where))
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
