@@ -33,9 +33,10 @@ class BuildInProgress(RuntimeError):
 class CallVJP:
     """Forward and backward of calls to one user function, transformed on first use."""
 
-    def __init__(self, obj: Any, wrt: tuple[int, ...]) -> None:
+    def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
         self.func, self.args, self.kwargs = user_callee(obj)
         self.wrt = tuple(len(self.args) + k for k in wrt)
+        self.structures = structures
         self._generated = None
 
     def generated(self) -> Any:
@@ -44,7 +45,9 @@ class CallVJP:
         if gen is None or not gen.snapshot.current():
             from srcad.transform.cache import reverse_cached
 
-            gen = self._generated = reverse_cached(self.func, self.wrt, False, "vjp")
+            gen = self._generated = reverse_cached(
+                self.func, self.wrt, False, "vjp", False, self.structures
+            )
         return gen
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:

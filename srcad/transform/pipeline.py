@@ -53,9 +53,9 @@ def normalize(
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
     tree = inline_local_functions(source.tree, source, namer)
-    tree = fence(tree, source)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
+    tree = fence(tree, source)
     tree = desugar(tree)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
@@ -85,6 +85,8 @@ def reverse_mode(
     source = parse_function(func)
     namer = Namer.for_tree(source.tree)
     params = source.params
+    if source.tree.args.vararg is not None:
+        params = [*params, source.tree.args.vararg.id]  # *args, when called with a count
     free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)

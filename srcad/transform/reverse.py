@@ -593,7 +593,24 @@ def _rewrite_user_calls(
             raise source.error(f"{op.label}: {exc}", where) from None
         wrt: list[int] = []
         arguments: list[gast.expr] = []
+        structures: tuple = ()
+        signature = inspect.signature(func)
+        star = next(
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None
+        )
+        extra = bound.arguments.get(star, ()) if star else ()
+        if star:
+            # *args: specialized to this call's count; all of them differentiated together
+            leaf = ("leaf",)
+            structures = ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
         for name, value in bound.arguments.items():
+            if name == star:
+                if any(
+                    operand_names(v) & activity.varied for v in value if isinstance(v, gast.AST)
+                ):
+                    wrt.append(len(params) - len(leading))
+                    arguments.extend(value)
+                continue
             if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
                 continue
             if name not in params:
@@ -604,9 +621,9 @@ def _rewrite_user_calls(
                 )
             wrt.append(params.index(name) - len(leading))
             arguments.append(value)
-        key = (id(op.callee), tuple(wrt))
+        key = (id(op.callee), tuple(wrt), structures)
         if key not in handles:
-            handle = CallVJP(op.callee, tuple(wrt))
+            handle = CallVJP(op.callee, tuple(wrt), structures)
             try:
                 handle.generated()  # transform now, so errors in the callee surface here
             except BuildInProgress:

@@ -204,3 +204,20 @@ def test_methods_of_objects_passed_in():
     srcad.check_grad(through_local_object, Square(), vec(3), wrt=1)
     src = srcad.source(srcad.grad(through_local_object, wrt=1))
     assert "apply_vjp.forward(model, x)" in src
+
+
+def total(*terms):
+    return sum(terms) * 0.5
+
+
+def stacked_mean(scale, *rows):
+    return np.mean(np.stack(rows), axis=0) * scale
+
+
+def star_args(x, y):
+    s = total(np.sin(x), y * y, x * y)
+    return np.sum(s + stacked_mean(2.0, x, np.cos(y)))
+
+
+def test_helpers_with_star_args():
+    srcad.check_grad(star_args, vec(3), vec(3), wrt=(0, 1))

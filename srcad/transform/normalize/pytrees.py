@@ -121,15 +121,30 @@ class _Expand:
                 "arrays with constant keys, unpack it, or loop over it",
                 expr,
             )
-        if (
-            isinstance(expr, gast.Call)
-            and isinstance(expr.func, gast.Name)
-            and expr.func.id == "len"
-            and len(expr.args) == 1
-        ):
+        if isinstance(expr, gast.Call) and len(expr.args) == 1 and not expr.keywords:
             inner = self.resolve(expr.args[0])
-            if inner is not None and not inner.is_leaf:
-                return gast.copy_location(build.const(len(inner.labels())), expr)
+            func = expr.func
+            if inner is not None and not inner.is_leaf and isinstance(func, gast.Name):
+                if func.id == "len":
+                    return gast.copy_location(build.const(len(inner.labels())), expr)
+                if func.id == "sum" and inner.is_sequence():
+                    # sum over a tuple of arrays: their plain sum
+                    total: gast.expr = build.const(0)
+                    for child in inner.children():
+                        total = build.binop(
+                            total, gast.Add(), self.expression(self._leaf_or_fail(child, expr))
+                        )
+                    return gast.copy_location(total, expr)
+            if (
+                inner is not None
+                and not inner.is_leaf
+                and inner.is_sequence()
+                and isinstance(func, gast.Attribute)
+                and func.attr in ("stack", "concatenate")
+            ):
+                elts = [self._leaf_or_fail(child, expr) for child in inner.children()]
+                expr.args = [gast.List(elts=elts, ctx=gast.Load())]
+                return expr
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.expr):
                 setattr(expr, field, self.expression(value))
@@ -145,6 +160,11 @@ class _Expand:
             elif isinstance(value, gast.AST):
                 setattr(expr, field, self.nested(value))
         return expr
+
+    def _leaf_or_fail(self, view: _View, where: gast.AST) -> gast.expr:
+        if not view.is_leaf:
+            raise self.source.error("nested containers here are not supported", where)
+        return build.load(view.leaves[0])
 
     def nested(self, node: Any) -> Any:
         if isinstance(node, gast.keyword):
@@ -256,7 +276,13 @@ def expand_pytree_params(
     env: dict[str, _View] = {}
     leaves_of: dict[str, list[str]] = {}
     new_args: list[gast.Name] = []
-    for arg in tree.args.args:
+    args = list(tree.args.args)
+    vararg = tree.args.vararg
+    if vararg is not None and vararg.id in structures:
+        # *args of a known length: a tuple parameter, expanded like any other
+        args.append(vararg)
+        tree.args.vararg = None
+    for arg in args:
         treedef = structures.get(arg.id)
         if treedef is None or treedef[0] == "leaf":
             new_args.append(arg)
