@@ -296,15 +296,19 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     if has_aux:
         out, aux = out
     backward = gen.backward
-    out_shape = np.shape(out)
+    out_leaves, out_tree = pytree.flatten(out)
+    out_shapes = [np.shape(leaf) for leaf in out_leaves]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
-        if np.shape(cotangent) != out_shape:
-            raise ValueError(
-                f"cotangent has shape {np.shape(cotangent)}, but {f.__name__} returned shape "
-                f"{out_shape}"
-            )
-        grads = backward(residuals, cotangent)
+        ct_leaves, ct_tree = pytree.flatten(cotangent)
+        if ct_tree != out_tree and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
+            raise ValueError(f"the cotangent's structure does not match what {f.__name__} returned")
+        for ct, shape in zip(ct_leaves, out_shapes):
+            if np.shape(ct) != shape:
+                raise ValueError(
+                    f"cotangent has shape {np.shape(ct)}, but {f.__name__} returned shape {shape}"
+                )
+        grads = backward(residuals, *ct_leaves)
         fixed: list[Any] = []
         for g, leaf in zip(grads, leaves):
             fixed.append(_match(g, leaf, [*values, cotangent, *fixed]))

@@ -152,3 +152,45 @@ def test_dynamic_key_is_refused():
 def test_integer_leaf_is_refused():
     with pytest.raises(TypeError, match=r"params\['n'\]"):
         srcad.grad(mlp)({"W1": vec(3, 4), "b1": vec(4), "W2": vec(4, 2), "n": 3}, vec(5, 3))
+
+
+def two_outputs(x, W):
+    h = np.tanh(W @ x)
+    return {"h": h, "norm": np.sum(h * h)}
+
+
+def pair_with_early_return(x):
+    if np.sum(x) > 0:
+        return np.sin(x), np.sum(x)
+    return x * 2.0, np.sum(x * x)
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.2]), np.array([-0.5, 0.2])])
+def test_vjp_of_a_tuple_output_with_early_return(x):
+    (a, b), pullback = srcad.vjp(pair_with_early_return, x)
+    ga, gb = np.array([1.0, 2.0]), 3.0
+    (gx,) = pullback((ga, gb))
+    if np.sum(x) > 0:
+        expected = ga * np.cos(x) + gb
+    else:
+        expected = ga * 2.0 + gb * 2 * x
+    np.testing.assert_allclose(gx, expected)
+
+
+def test_vjp_of_a_dict_output():
+    x, W = vec(3), vec(2, 3)
+    out, pullback = srcad.vjp(two_outputs, x, W)
+    assert set(out) == {"h", "norm"}
+    gh = vec(2)
+    gx, gW = pullback({"h": gh, "norm": 0.5})
+    h = np.tanh(W @ x)
+    dpre = (gh + 0.5 * 2 * h) * (1 - h * h)
+    np.testing.assert_allclose(gx, W.T @ dpre)
+    np.testing.assert_allclose(gW, np.outer(dpre, x))
+    with pytest.raises(ValueError, match="structure"):
+        pullback({"h": gh})
+
+
+def test_grad_of_a_container_output_is_refused():
+    with pytest.raises(srcad.TransformError, match="returning one scalar"):
+        srcad.grad(two_outputs)(vec(3), vec(2, 3))

@@ -22,6 +22,7 @@ from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
 from srcad.transform.optimize import optimize
@@ -47,7 +48,11 @@ class Generated:
 
 
 def normalize(
-    source: Source, namer: Namer, has_aux: bool = False, structures: dict | None = None
+    source: Source,
+    namer: Namer,
+    has_aux: bool = False,
+    structures: dict | None = None,
+    outputs: bool = False,
 ) -> gast.FunctionDef:
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
@@ -61,6 +66,8 @@ def normalize(
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
         setanno(tree, "aux", split_aux(tree, source, namer))
+    else:
+        split_outputs(tree, source, namer, allowed=outputs)
     tree = desugar_loops(tree, source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
@@ -91,7 +98,7 @@ def reverse_mode(
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
     by_name = {params[k]: treedef for k, treedef in structures}
-    tree = normalize(source, namer, has_aux, by_name)
+    tree = normalize(source, namer, has_aux, by_name, outputs=mode == "vjp")
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     result = reverse(tree, source, namer, wrt_names, single, mode)

@@ -732,17 +732,19 @@ def reverse(
     body = list(tree.body)
     ret = body.pop()
     output = ret.value.id
+    returned = getanno(tree, "outputs")
+    outputs = returned[1] if returned else [output]
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
     _prepare_while_counters(body, namer)
     local = local_names(gast.FunctionDef(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[]))  # fmt: skip
-    activity = analyse_activity(body, source, local, wrt, output)
+    activity = analyse_activity(body, source, local, wrt, outputs)
     if _rewrite_user_calls(body, source, namer, local, activity):
         local = local_names(gast.FunctionDef(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
-        activity = analyse_activity(body, source, local, wrt, output)
+        activity = analyse_activity(body, source, local, wrt, outputs)
     _annotate_purity(body, source, local)
     updated = set(getanno(tree, "inplace") or ())
     groups = alias_groups(body, updated)
@@ -753,14 +755,15 @@ def reverse(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
         {}, stable, getanno(tree, "setitem"),
     )  # fmt: skip
-    seed = ctx.adjoint_names.setdefault(output, namer.adjoint(output))
+    seeds = [ctx.adjoint_names.setdefault(o, namer.adjoint(o)) for o in outputs]
+    seed = seeds[0]
     available = set(stable) | loop_targets(body)
     loose: set[str] = set()
     plan = Recording(stable)
     seen: list[set[str]] = []
     for _ in range(_ROUNDS):
         sweep = _Sweep(ctx, plan, available, loose)
-        sweep.state = {output}
+        sweep.state = set(outputs)
         forward, backward = sweep.block(body)
         need = _reads_of_primal(backward, ctx)
         readers = dict(sweep.readers)
@@ -810,7 +813,7 @@ def reverse(
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
-    value_expr: gast.expr = ret.value
+    value_expr: gast.expr = ret.value if not returned else copy.deepcopy(returned[0])
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])
@@ -853,7 +856,7 @@ def reverse(
     fwd.name = namer.fresh(tree.name + "_fwd")
     fwd.body = [*prologue, *forward, build.ret(build.tuple_([value_expr, residuals]))]
     bwd_args = gast.arguments(
-        args=[build.param(namer.fresh_temp("residuals")), build.param(seed)],
+        args=[build.param(namer.fresh_temp("residuals")), *map(build.param, seeds)],
         posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
     )  # fmt: skip
     unpack_target = build.tuple_(

@@ -63,11 +63,15 @@ def _backward(body: list[gast.stmt], useful: set[str]) -> None:
 
 
 def analyse_activity(
-    body: list[gast.stmt], source: Source, local: set[str], wrt: list[str], output: str
+    body: list[gast.stmt],
+    source: Source,
+    local: set[str],
+    wrt: list[str],
+    outputs: list[str],
 ) -> Activity:
-    """Varied (forward from ``wrt``) and useful (backward from ``output``) names of ``body``."""
+    """Varied (forward from ``wrt``) and useful (backward from ``outputs``) names."""
     varied = set(wrt)
     _forward(body, source, local, varied)
-    useful = {output}
+    useful = set(outputs)
     _backward(body, useful)
     return Activity(frozenset(varied), frozenset(useful))

@@ -1,0 +1,99 @@
+"""A function returning a dict, list or tuple literal: one output per element (for vjp).
+
+``return {"a": u, "b": v}`` becomes ``_out_a = u; _out_b = v; return _out_a``; the
+forward function rebuilds the container from those names and the backward function takes
+one cotangent per element.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+
+_CONTAINERS = (gast.Dict, gast.Tuple, gast.List)
+
+
+def _shape(value: gast.expr) -> tuple:
+    if isinstance(value, gast.Dict):
+        keys = []
+        for key in value.keys:
+            if not isinstance(key, gast.Constant):
+                return ("other",)
+            keys.append(key.value)
+        return ("dict", tuple(keys))
+    return (type(value).__name__, len(value.elts))
+
+
+def split_outputs(
+    tree: gast.FunctionDef, source: Source, namer: Namer, allowed: bool = True
+) -> bool:
+    """Rewrite container returns of ``tree`` (see module doc); whether there were any.
+
+    With ``allowed`` false (a gradient, which needs one scalar), a container return is an
+    error that says what to use instead.
+    """
+    returns = [s for s in all_statements(tree.body) if isinstance(s, gast.Return)]
+    if not allowed:
+        for r in returns:
+            if isinstance(r.value, _CONTAINERS):
+                raise source.error(
+                    "grad needs a function returning one scalar; this returns a container. "
+                    "Use srcad.vjp, or has_aux=True to return (loss, aux)",
+                    r,
+                )
+        return False
+    if not returns or not all(isinstance(r.value, _CONTAINERS) for r in returns):
+        if any(isinstance(r.value, _CONTAINERS) for r in returns):
+            raise source.error(
+                "some returns give a container and some do not; return one kind of value",
+                returns[0],
+            )
+        return False
+    shape = _shape(returns[0].value)
+    for r in returns:
+        if _shape(r.value) != shape or shape == ("other",):
+            raise source.error(
+                "every return must give a container of the same keys or length, with constant keys",
+                r,
+            )
+    first = returns[0].value
+    elements = first.values if isinstance(first, gast.Dict) else first.elts
+    leaves = [namer.fresh_temp(f"_out{k}") for k in range(len(elements))]
+    template = copy.deepcopy(first)
+    replacement = [build.load(n) for n in leaves]
+    if isinstance(template, gast.Dict):
+        template.values = replacement
+    else:
+        template.elts = replacement
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if not isinstance(stmt, gast.Return):
+                out.append(stmt)
+                continue
+            values = stmt.value.values if isinstance(stmt.value, gast.Dict) else stmt.value.elts
+            origin = getanno(stmt, "origin", stmt)
+            for name, value in zip(leaves, values):
+                new = gast.copy_location(build.assign(name, value), stmt)
+                setanno(new, "origin", origin)
+                out.append(new)
+            new_return = gast.copy_location(build.ret(build.load(leaves[0])), stmt)
+            setanno(new_return, "origin", origin)
+            out.append(new_return)
+        return out
+
+    nested = any(r is not tree.body[-1] for r in returns)
+    tree.body = rewrite_bodies(tree.body, block)
+    if nested:
+        for name in reversed(leaves):
+            tree.body.insert(0, build.assign(name, build.const(None)))
+    setanno(tree, "outputs", (template, leaves))
+    return True
