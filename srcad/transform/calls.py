@@ -21,7 +21,7 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
         return func, (*args, *obj.args), {**kwargs, **obj.keywords}
     if inspect.ismethod(obj) and inspect.isfunction(obj.__func__):
         return obj.__func__, (obj.__self__,), {}
-    if inspect.isfunction(obj) and obj.__name__ != "<lambda>":
+    if inspect.isfunction(obj):
         return obj, (), {}
     return None
 

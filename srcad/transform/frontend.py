@@ -87,6 +87,42 @@ class Source:
 MISSING = _MISSING
 
 
+def _lambda_as_def(
+    module: gast.Module, func: Callable, filename: str, first_line: int
+) -> gast.FunctionDef:
+    """The lambda ``func`` in its statement's source, as ``def lambda_(...): return ...``."""
+    code = func.__code__
+    params = list(code.co_varnames[: code.co_argcount])
+    line = code.co_firstlineno - first_line + 1
+    found = [
+        node
+        for node in gast.walk(module)
+        if isinstance(node, gast.Lambda)
+        and getattr(node, "lineno", None) == line
+        and [a.id for a in node.args.args] == params
+    ]
+    if len(found) != 1:
+        raise SourceUnavailableError(
+            "cannot tell which lambda on this line is being differentiated"
+            if found
+            else "the lambda's source cannot be found; write the function with 'def'",
+            filename=filename,
+            lineno=code.co_firstlineno,
+        )
+    node = found[0]
+    body = gast.copy_location(gast.Return(value=node.body), node.body)
+    fdef = gast.FunctionDef(
+        name="lambda_",
+        args=node.args,
+        body=[body],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    return gast.copy_location(fdef, node)
+
+
 def parse_function(func: Callable) -> Source:
     """Parse ``func``'s source into a :class:`Source`."""
     if not inspect.isfunction(func):
@@ -95,12 +131,6 @@ def parse_function(func: Callable) -> Source:
             f"srcad differentiates Python functions defined with 'def'; got {what} {func!r}"
         )
     code = func.__code__
-    if func.__name__ == "<lambda>":
-        raise SourceUnavailableError(
-            "lambdas cannot be differentiated directly yet; write the function with 'def'",
-            filename=code.co_filename,
-            lineno=code.co_firstlineno,
-        )
     try:
         lines, first_line = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or code.co_filename
@@ -124,13 +154,15 @@ def parse_function(func: Callable) -> Source:
             lineno=first_line,
         ) from None
     tree = module.body[0] if module.body else None
+    if func.__name__ == "<lambda>":
+        tree = _lambda_as_def(module, func, filename, first_line)
     if isinstance(tree, gast.AsyncFunctionDef):
         source = Source(func, tree, filename, first_line, indent, lines)
         raise source.error("async functions cannot be differentiated", tree)
     if not isinstance(tree, gast.FunctionDef):
         raise SourceUnavailableError(
-            f"{func.__qualname__} is not defined by a 'def' statement; lambdas cannot be "
-            "differentiated directly yet, write the function with 'def'",
+            f"{func.__qualname__} is not defined by a 'def' statement or a lambda srcad "
+            "can find in its source",
             filename=filename,
             lineno=first_line,
         )

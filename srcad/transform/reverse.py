@@ -628,15 +628,20 @@ def _rewrite_user_calls(
                 handle.generated()  # transform now, so errors in the callee surface here
             except BuildInProgress:
                 pass  # a recursive call: the callee is being transformed right now
-            handles[key] = namer.bind_global(handle, f"{func.__name__}_vjp")
+            handles[key] = namer.bind_global(handle, f"{_identifier(func.__name__)}_vjp")
         handle_name = handles[key]
-        residuals = namer.fresh_temp(f"_{func.__name__}_residuals")
+        residuals = namer.fresh_temp(f"_{_identifier(func.__name__)}_residuals")
         forward = build.attr(build.load(handle_name), "forward")
         stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
         stmt.value = gast.Call(func=forward, args=op.args, keywords=stmt.value.keywords)
         setanno(stmt, "user_call", _UserCall(handle_name, residuals, arguments, where))
         changed = True
     return changed
+
+
+def _identifier(name: str) -> str:
+    """``name`` usable inside a generated identifier (``<lambda>`` becomes ``lambda``)."""
+    return "".join(c for c in name if c.isalnum() or c == "_") or "f"
 
 
 def _is_method_of_object(op, activity: Activity) -> bool:
