@@ -158,6 +158,6 @@ def test_lambdas_are_differentiated_from_their_source():
 
 
 def test_two_lambdas_on_one_line_are_refused():
-    f, g = (lambda x: x * 2.0), (lambda x: x * 3.0)  # noqa: E731
+    f, _g = (lambda x: x * 2.0), (lambda x: x * 3.0)  # noqa: E731
     with pytest.raises(srcad.TransformError, match="which lambda"):
         srcad.grad(f)(1.0)
