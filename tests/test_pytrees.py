@@ -194,3 +194,16 @@ def test_vjp_of_a_dict_output():
 def test_grad_of_a_container_output_is_refused():
     with pytest.raises(srcad.TransformError, match="returning one scalar"):
         srcad.grad(two_outputs)(vec(3), vec(2, 3))
+
+
+def nested_output(x):
+    return {"pair": (np.sin(x), x * 2.0), "total": np.sum(x)}
+
+
+def test_vjp_of_a_nested_container_output():
+    x = vec(3)
+    out, pullback = srcad.vjp(nested_output, x)
+    assert isinstance(out["pair"], tuple)
+    g1, g2 = vec(3), vec(3)
+    (gx,) = pullback({"pair": (g1, g2), "total": 2.0})
+    np.testing.assert_allclose(gx, g1 * np.cos(x) + 2.0 * g2 + 2.0)

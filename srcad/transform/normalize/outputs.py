@@ -21,14 +21,40 @@ _CONTAINERS = (gast.Dict, gast.Tuple, gast.List)
 
 
 def _shape(value: gast.expr) -> tuple:
+    """The structure of a container literal, nested literals included."""
     if isinstance(value, gast.Dict):
         keys = []
         for key in value.keys:
             if not isinstance(key, gast.Constant):
                 return ("other",)
             keys.append(key.value)
-        return ("dict", tuple(keys))
-    return (type(value).__name__, len(value.elts))
+        return ("dict", tuple(keys), tuple(_shape(v) for v in value.values))
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return (type(value).__name__, tuple(_shape(v) for v in value.elts))
+    return ("leaf",)
+
+
+def _leaves(value: gast.expr) -> list[gast.expr]:
+    """The non-container elements of a (nested) container literal, in pytree order."""
+    if isinstance(value, gast.Dict):
+        return [leaf for v in value.values for leaf in _leaves(v)]
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [leaf for v in value.elts for leaf in _leaves(v)]
+    return [value]
+
+
+def _replace_leaves(value: gast.expr, names: list[str]) -> gast.expr:
+    """A copy of the literal with its leaves replaced by ``names``, in order."""
+    it = iter(names)
+
+    def rebuild(node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Dict):
+            return gast.Dict(keys=node.keys, values=[rebuild(v) for v in node.values])
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)(elts=[rebuild(v) for v in node.elts], ctx=gast.Load())
+        return build.load(next(it))
+
+    return rebuild(copy.deepcopy(value))
 
 
 def split_outputs(
@@ -58,20 +84,14 @@ def split_outputs(
         return False
     shape = _shape(returns[0].value)
     for r in returns:
-        if _shape(r.value) != shape or shape == ("other",):
+        if _shape(r.value) != shape or "other" in repr(shape):
             raise source.error(
                 "every return must give a container of the same keys or length, with constant keys",
                 r,
             )
     first = returns[0].value
-    elements = first.values if isinstance(first, gast.Dict) else first.elts
-    leaves = [namer.fresh_temp(f"_out{k}") for k in range(len(elements))]
-    template = copy.deepcopy(first)
-    replacement = [build.load(n) for n in leaves]
-    if isinstance(template, gast.Dict):
-        template.values = replacement
-    else:
-        template.elts = replacement
+    leaves = [namer.fresh_temp(f"_out{k}") for k in range(len(_leaves(first)))]
+    template = _replace_leaves(first, leaves)
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -79,9 +99,8 @@ def split_outputs(
             if not isinstance(stmt, gast.Return):
                 out.append(stmt)
                 continue
-            values = stmt.value.values if isinstance(stmt.value, gast.Dict) else stmt.value.elts
             origin = getanno(stmt, "origin", stmt)
-            for name, value in zip(leaves, values):
+            for name, value in zip(leaves, _leaves(stmt.value)):
                 new = gast.copy_location(build.assign(name, value), stmt)
                 setanno(new, "origin", origin)
                 out.append(new)
