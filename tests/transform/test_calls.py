@@ -53,7 +53,7 @@ def make_scaled(c):
     return scaled
 
 
-SCALED = make_scaled(3.0)
+SCALED = make_scaled(np.array([3.0, 1.0, -2.0]))  # a closure over an array
 HALF = functools.partial(layer, scale=0.5)
 
 
