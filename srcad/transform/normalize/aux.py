@@ -10,47 +10,25 @@ from __future__ import annotations
 import gast
 
 from srcad.transform import build
-from srcad.transform.anno import getanno, setanno
+from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import rewrite_bodies
+from srcad.transform.normalize.walk import returns_to_assignments
 
 
 def split_aux(tree: gast.FunctionDef, source: Source, namer: Namer) -> str:
     """Rewrite the returns of ``tree`` (see module doc); the name holding the aux value."""
     aux = namer.fresh_temp("aux")
 
-    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for stmt in stmts:
-            if not isinstance(stmt, gast.Return):
-                out.append(stmt)
-                continue
-            value = stmt.value
-            if not (isinstance(value, gast.Tuple) and len(value.elts) == 2):
-                raise source.error(
-                    "with has_aux=True every return must be a pair: return output, aux", stmt
-                )
-            first = namer.fresh_temp("_output")
-            origin = getanno(stmt, "origin", stmt)
-            for new in (
-                build.assign(first, value.elts[0]),
-                build.assign(aux, value.elts[1]),
-                build.ret(build.load(first)),
-            ):
-                gast.copy_location(new, stmt)
-                setanno(new, "origin", origin)
-                out.append(new)
-        return out
+    def pairs(stmt: gast.Return) -> list[tuple[str, gast.expr]]:
+        value = stmt.value
+        if not (isinstance(value, gast.Tuple) and len(value.elts) == 2):
+            raise source.error(
+                "with has_aux=True every return must be a pair: return output, aux", stmt
+            )
+        return [(namer.fresh_temp("_output"), value.elts[0]), (aux, value.elts[1])]
 
-    nested = any(
-        isinstance(inner, gast.Return)
-        for stmt in tree.body
-        if isinstance(stmt, (gast.If, gast.For, gast.While))
-        for inner in gast.walk(stmt)
-    )
-    tree.body = rewrite_bodies(tree.body, block)
-    if nested:
+    if returns_to_assignments(tree, pairs):
         # returns inside branches or loops: give the aux variable a value on every path
         init = build.assign(aux, build.const(None))
         setanno(init, "origin", tree.body[0] if tree.body else tree)

@@ -12,10 +12,10 @@ import copy
 import gast
 
 from srcad.transform import build
-from srcad.transform.anno import getanno, setanno
+from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+from srcad.transform.normalize.walk import all_statements, returns_to_assignments
 
 _CONTAINERS = (gast.Dict, gast.Tuple, gast.List)
 
@@ -93,25 +93,10 @@ def split_outputs(
     leaves = [namer.fresh_temp(f"_out{k}") for k in range(len(_leaves(first)))]
     template = _replace_leaves(first, leaves)
 
-    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for stmt in stmts:
-            if not isinstance(stmt, gast.Return):
-                out.append(stmt)
-                continue
-            origin = getanno(stmt, "origin", stmt)
-            for name, value in zip(leaves, _leaves(stmt.value)):
-                new = gast.copy_location(build.assign(name, value), stmt)
-                setanno(new, "origin", origin)
-                out.append(new)
-            new_return = gast.copy_location(build.ret(build.load(leaves[0])), stmt)
-            setanno(new_return, "origin", origin)
-            out.append(new_return)
-        return out
+    def pairs(stmt: gast.Return) -> list[tuple[str, gast.expr]]:
+        return list(zip(leaves, _leaves(stmt.value)))
 
-    nested = any(r is not tree.body[-1] for r in returns)
-    tree.body = rewrite_bodies(tree.body, block)
-    if nested:
+    if returns_to_assignments(tree, pairs):
         for name in reversed(leaves):
             tree.body.insert(0, build.assign(name, build.const(None)))
     setanno(tree, "outputs", (template, leaves))

@@ -6,6 +6,9 @@ from collections.abc import Callable
 
 import gast
 
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+
 BodyRewrite = Callable[[list[gast.stmt]], list[gast.stmt]]
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -65,3 +68,35 @@ class RenameNames(gast.NodeTransformer):
         if node.id in self.names:
             node.id = self.names[node.id]
         return node
+
+
+def returns_to_assignments(
+    tree: gast.FunctionDef, pairs: Callable[[gast.Return], list[tuple[str, gast.expr]]]
+) -> bool:
+    """Replace each ``return`` by ``n1 = e1; n2 = e2; ...; return n1`` with the pairs given
+    for it; whether some return sat inside a branch or loop."""
+    nested = any(
+        isinstance(inner, gast.Return)
+        for stmt in tree.body
+        if isinstance(stmt, _COMPOUND)
+        for inner in gast.walk(stmt)
+    )
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if not isinstance(stmt, gast.Return):
+                out.append(stmt)
+                continue
+            assigned = pairs(stmt)
+            origin = getanno(stmt, "origin", stmt)
+            new = [build.assign(name, value) for name, value in assigned]
+            new.append(build.ret(build.load(assigned[0][0])))
+            for node in new:
+                gast.copy_location(node, stmt)
+                setanno(node, "origin", origin)
+            out.extend(new)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return nested
