@@ -12,6 +12,8 @@ import numpy as np
 
 from srcad import pytree
 from srcad.errors import SourceUnavailableError
+from srcad.runtime.backend import array_namespace
+from srcad.runtime.inplace import copied
 from srcad.transform.cache import reverse_cached
 from srcad.transform.pipeline import Generated
 
@@ -82,7 +84,7 @@ def _check_differentiable(value: Any, name: str) -> None:
         )
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
-        if getattr(dtype, "kind", "f") != "f":
+        if not _is_floating(value, dtype):
             raise TypeError(
                 f"cannot differentiate with respect to '{name}': its dtype is {dtype}; "
                 "gradients need a floating-point dtype (use .astype(float))"
@@ -93,6 +95,20 @@ def _check_differentiable(value: Any, name: str) -> None:
             f"cannot differentiate with respect to '{name}': {type(value).__name__} is not a "
             "float or a floating-point array"
         )
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    """The shape of an array of any library, or of a nested sequence."""
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(x)
+
+
+def _is_floating(value: Any, dtype: Any) -> bool:
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind == "f"
+    namespace = array_namespace(value)
+    return bool(namespace.isdtype(dtype, "real floating"))
 
 
 def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
@@ -106,15 +122,15 @@ def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
                 f"srcad internal error: gradient of shape {grad.shape} for an argument of "
                 f"shape {shape}; please report this with the function"
             )
-        grad = np.full(shape, grad, dtype=arg.dtype) if isinstance(arg, np.ndarray) else grad
+        grad = array_namespace(arg).full(shape, grad, dtype=arg.dtype)
     if grad.dtype != arg.dtype:
-        grad = grad.astype(arg.dtype)
+        grad = array_namespace(grad).astype(grad, arg.dtype)
     if isinstance(arg, np.generic):
         return arg.dtype.type(grad)
     if isinstance(grad, np.ndarray) and not grad.flags.writeable:
         grad = grad.copy()
     if any(grad is other for other in others):
-        grad = grad.copy()
+        grad = copied(grad)
     return grad
 
 
@@ -177,10 +193,10 @@ class _Derivative:
         aux = None
         if self._has_aux:
             value, aux = value
-        if np.ndim(value) != 0:
+        if len(_shape(value)) != 0:
             raise TypeError(
                 f"grad needs a function with a scalar output; {self._func.__name__} returned "
-                f"shape {np.shape(value)}. Use srcad.vjp for non-scalar outputs"
+                f"shape {_shape(value)}. Use srcad.vjp for non-scalar outputs"
             )
         if self._single and not structures:
             grads = (grads,)
@@ -297,16 +313,16 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         out, aux = out
     backward = gen.backward
     out_leaves, out_tree = pytree.flatten(out)
-    out_shapes = [np.shape(leaf) for leaf in out_leaves]
+    out_shapes = [_shape(leaf) for leaf in out_leaves]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
         ct_leaves, ct_tree = pytree.flatten(cotangent)
         if ct_tree != out_tree and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
             raise ValueError(f"the cotangent's structure does not match what {f.__name__} returned")
         for ct, shape in zip(ct_leaves, out_shapes):
-            if np.shape(ct) != shape:
+            if _shape(ct) != shape:
                 raise ValueError(
-                    f"cotangent has shape {np.shape(ct)}, but {f.__name__} returned shape {shape}"
+                    f"cotangent has shape {_shape(ct)}, but {f.__name__} returned shape {shape}"
                 )
         grads = backward(residuals, *ct_leaves)
         fixed: list[Any] = []

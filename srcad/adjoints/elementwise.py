@@ -111,14 +111,14 @@ def absolute(y, x):
 
 @adjoint(np.maximum)
 def maximum(y, a, b):
-    d[a] = unbroadcast(d[y] * (a > b) + 0.5 * d[y] * (a == b), a)
-    d[b] = unbroadcast(d[y] * (b > a) + 0.5 * d[y] * (a == b), b)
+    d[a] = unbroadcast(xp.where(a > b, d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
+    d[b] = unbroadcast(xp.where(b > a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
 
 
 @adjoint(np.minimum)
 def minimum(y, a, b):
-    d[a] = unbroadcast(d[y] * (a < b) + 0.5 * d[y] * (a == b), a)
-    d[b] = unbroadcast(d[y] * (b < a) + 0.5 * d[y] * (a == b), b)
+    d[a] = unbroadcast(xp.where(a < b, d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
+    d[b] = unbroadcast(xp.where(b < a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
 
 
 @adjoint(np.where)
@@ -129,9 +129,9 @@ def where(y, condition, a, b):
 
 @adjoint(np.clip)
 def clip(y, x, a_min=None, a_max=None):
-    d[x] = unbroadcast(d[y] * (y == x), x)
-    d[a_min] = unbroadcast(d[y] * (x < a_min), a_min)
-    d[a_max] = unbroadcast(d[y] * (x > a_max), a_max)
+    d[x] = unbroadcast(xp.where(y == x, d[y], 0), x)
+    d[a_min] = unbroadcast(xp.where(x < a_min, d[y], 0), a_min)
+    d[a_max] = unbroadcast(xp.where(x > a_max, d[y], 0), a_max)
 
 
 # ---- the math module, on Python floats ----

@@ -77,7 +77,7 @@ def stack(y, arrays, axis=0):
 
 @adjoint(Method("astype"))
 def astype(y, x, dtype):
-    d[x] = d[y].astype(x.dtype)
+    d[x] = xp.astype(d[y], x.dtype)
 
 
 @adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)

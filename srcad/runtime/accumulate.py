@@ -45,12 +45,13 @@ def unbroadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
     gshape = _shape(g)
     if gshape == shape:
         return g
+    xp = array_namespace(g)
     lead = len(gshape) - len(shape)
     if lead:
-        g = g.sum(axis=tuple(range(lead)))
+        g = xp.sum(g, axis=tuple(range(lead)))
     ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if ones:
-        g = g.sum(axis=ones, keepdims=True)
+        g = xp.sum(g, axis=ones, keepdims=True)
     return g
 
 
@@ -81,8 +82,9 @@ def count(x: Any, axis: Any = None) -> int:
 
 def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Where ``x`` attains the max/min ``y``: 1 / (number of ties), else 0."""
-    hits = (x == keep_reduced(y, x, axis, keepdims)).astype(x.dtype)
-    return hits / hits.sum(axis=axis, keepdims=True)
+    xp = array_namespace(x)
+    hits = xp.astype(x == keep_reduced(y, x, axis, keepdims), x.dtype)
+    return hits / xp.sum(hits, axis=axis, keepdims=True)
 
 
 def prod_others(x: Any, axis: Any = None) -> Any:
@@ -132,12 +134,18 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
         buffer[index] += g
         return
     xp = array_namespace(buffer)
-    if hasattr(xp, "add") and hasattr(xp.add, "at"):
-        xp.add.at(buffer, index, g)
-    else:
+    add = getattr(xp, "add", None)
+    if hasattr(add, "at"):
+        add.at(buffer, index, g)
+    elif getattr(xp, "__name__", "") == "cupy":
         import cupyx
 
         cupyx.scatter_add(buffer, index, g)
+    else:
+        raise NotImplementedError(
+            f"{getattr(xp, '__name__', xp)} has no scatter-add for repeated or boolean "
+            "indices (np.add.at); index with integers and slices on these arrays"
+        )
 
 
 def _is_basic(index: Any) -> bool:
@@ -162,7 +170,8 @@ def unconcatenate(g: Any, xs: Sequence[Any], axis: int = 0) -> list[Any]:
 def unstack(g: Any, axis: int = 0) -> list[Any]:
     """Split the gradient of ``stack(xs, axis)`` into one piece per input."""
     xp = array_namespace(g)
-    return list(xp.moveaxis(g, axis, 0))
+    moved = xp.moveaxis(g, axis, 0)
+    return [moved[i, ...] for i in range(moved.shape[0])]
 
 
 def _matmul_shape(a: Any, b: Any) -> tuple[int, ...]:

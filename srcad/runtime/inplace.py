@@ -13,8 +13,7 @@ def setitem(array: Any, index: Any, value: Any) -> Any:
 
 def saved(array: Any, index: Any) -> Any:
     """A copy of ``array[index]``, taken before an update overwrites it."""
-    part = array[index]
-    return part.copy() if hasattr(part, "copy") else part
+    return _copy(array[index])
 
 
 def restore(array: Any, index: Any, values: Any) -> None:
@@ -24,16 +23,26 @@ def restore(array: Any, index: Any, values: Any) -> None:
 
 def zeroed(g: Any, index: Any) -> Any:
     """``g`` with ``g[index]`` set to zero (the overwritten part had no further use)."""
-    out = g.copy()
+    out = _copy(g)
     out[index] = 0
     return out
 
 
 def copied(array: Any) -> Any:
     """A copy of ``array`` that updates in place will not share with the original."""
-    return array.copy() if hasattr(array, "copy") else array
+    return _copy(array)
 
 
 def reset(array: Any, values: Any) -> None:
     """Write ``values`` (a copy taken earlier) back into ``array``'s own memory."""
     array[...] = values
+
+
+def _copy(x: Any) -> Any:
+    if hasattr(x, "copy"):
+        return x.copy()
+    if hasattr(x, "shape"):
+        from srcad.runtime.backend import array_namespace
+
+        return array_namespace(x).asarray(x, copy=True)
+    return x
