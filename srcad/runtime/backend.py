@@ -9,6 +9,7 @@ Array API's and says clearly when the namespace lacks an operation.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
@@ -35,6 +36,16 @@ def array_namespace(*args: Any) -> Any:
                 f"{_label(namespace)}); convert them to one library first"
             )
     return numpy if found is None else found
+
+
+def math_namespace(*args: Any) -> Any:
+    """What ``math.f(x)`` in the user's code runs: ``math`` for Python numbers (and NumPy,
+    where ``math`` works as in plain Python), else the arrays' namespace (no host copy)."""
+    for arg in args:
+        if isinstance(arg, (_SCALARS, numpy.ndarray)) or not hasattr(arg, "shape"):
+            continue
+        return array_namespace(*args)
+    return math
 
 
 def _namespace_of(arg: Any) -> Any:

@@ -1,17 +1,21 @@
 """Point the user's free names at what they meant; NumPy calls go through ``xp``.
 
 ``np.tanh(x)`` becomes ``xp.tanh(x)``, where ``xp`` is the namespace of the arguments,
-so the same generated code runs on any array library. Other free names are bound to the
-objects they denoted when the function was transformed.
+so the same generated code runs on any array library. ``math.sin(x)`` becomes
+``xm.sin(x)``, where ``xm`` is the ``math`` module for Python numbers (and NumPy) and the
+arrays' namespace otherwise. Other free names are bound to the objects they denoted when
+the function was transformed.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gast
 import numpy
 
+from srcad.runtime.backend import math_namespace
 from srcad.transform import build
 from srcad.transform.anno import getanno
 from srcad.transform.frontend import Source
@@ -19,15 +23,24 @@ from srcad.transform.naming import Namer
 
 
 class _Rebind(gast.NodeTransformer):
-    def __init__(self, free: dict[str, Any], namer: Namer, xp_name: str | None) -> None:
+    def __init__(
+        self, free: dict[str, Any], namer: Namer, xp_name: str | None, xm_name: str
+    ) -> None:
         self.free = free
         self.namer = namer
         self.xp_name = xp_name
+        self.xm_name = xm_name
+        self.math_used = False
 
     def visit_Name(self, node: gast.Name) -> gast.AST:
-        if not isinstance(node.ctx, gast.Load) or node.id not in self.free:
+        if not isinstance(node.ctx, gast.Load):
             return node
-        obj = self.free[node.id]
+        obj = self.free.get(node.id, self.namer.globals.get(node.id))
+        if obj is math:
+            self.math_used = True
+            return build.load(self.xm_name)
+        if node.id not in self.free:
+            return node
         if self.xp_name is not None:
             if obj is numpy:
                 return build.load(self.xp_name)
@@ -43,10 +56,21 @@ def rebind(
 ) -> gast.FunctionDef:
     """Rewrite free-name reads in ``tree`` (see module docstring)."""
     xp_name = getanno(tree, "xp_name")
-    rebinder = _Rebind(free, namer, xp_name)
+    rebinder = _Rebind(free, namer, xp_name, namer.fresh("xm"))
     rebinder.visit(tree)
     _drop_unused_namespace(tree, xp_name)
+    if rebinder.math_used:
+        helper = namer.bind_global(math_namespace, "math_namespace")
+        params = [a.id for a in tree.args.args if a.id != getanno(tree, "residuals_param")]
+        line = build.assign(rebinder.xm_name, build.call(helper, *map(build.load, params)))
+        at = 1 if _starts_with_unpack(tree) else 0
+        tree.body.insert(at, line)
     return tree
+
+
+def _starts_with_unpack(tree: gast.FunctionDef) -> bool:
+    first = tree.body[0] if tree.body else None
+    return isinstance(first, gast.Assign) and isinstance(first.targets[0], gast.Tuple)
 
 
 def _drop_unused_namespace(tree: gast.FunctionDef, xp_name: str | None) -> None:

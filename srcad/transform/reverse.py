@@ -883,6 +883,7 @@ def reverse(
         decorator_list=[], returns=None, type_comment=None, type_params=[],
     )  # fmt: skip
     setanno(bwd, "xp_name", ctx.xp_name)
+    setanno(bwd, "residuals_param", bwd_args.args[0].id)
     return [fwd, bwd]
 
 

@@ -1,5 +1,7 @@
 """Functions run on other array libraries by tests/runtime/test_backends.py."""
 
+import math
+
 import numpy as np
 
 
@@ -22,3 +24,7 @@ def indexing_and_updates(x, v):
     z = np.exp(y[1:3]) + x[0]
     y[1:3] = z * 0.5
     return np.sum(y * y) + np.sum(z)
+
+
+def with_math(x, y):
+    return math.sin(x) * y + math.exp(y)

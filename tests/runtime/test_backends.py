@@ -101,3 +101,18 @@ def test_cupy(fn, key, wrt):
     for g, e in zip(grads, expected):
         assert isinstance(g, cupy.ndarray)
         np.testing.assert_allclose(cupy.asnumpy(g), e, rtol=1e-10, atol=1e-12)
+
+
+def test_math_calls_follow_the_arrays():
+    from srcad.runtime.backend import math_namespace
+
+    xps = pytest.importorskip("array_api_strict")
+    import math
+
+    assert math_namespace(0.5, 2.0) is math
+    assert math_namespace(np.float64(0.5), np.ones(2)) is math
+    x, y = xps.asarray(0.3), xps.asarray(0.7)
+    gx, gy = srcad.grad(fns.with_math, wrt=(0, 1))(x, y)
+    assert type(gx) is type(x)
+    np.testing.assert_allclose(float(gx), math.cos(0.3) * 0.7)
+    np.testing.assert_allclose(float(gy), math.sin(0.3) + math.exp(0.7))

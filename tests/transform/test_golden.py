@@ -23,7 +23,8 @@ def value_and_grad_mlp_loss(W, b, x):
 
 SCALAR_POLY = """\
 def value_and_grad_scalar_poly(x, y):
-    _t1 = math.sin(x)
+    xm = math_namespace(x, y)
+    _t1 = xm.sin(x)
     s = _t1 * y
     scalar_poly = s * s + 3.0 * x
     # grad of: return s * s + 3.0 * x
@@ -31,7 +32,7 @@ def value_and_grad_scalar_poly(x, y):
     ds = 2.0 * s
     # grad of: s = math.sin(x) * y
     dy = ds * _t1
-    dx = dx + ds * y * math.cos(x)
+    dx = dx + ds * y * xm.cos(x)
     return (scalar_poly, (dx, dy))
 """
 
