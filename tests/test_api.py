@@ -194,3 +194,12 @@ def test_not_a_function():
 def test_source_of_non_derivative():
     with pytest.raises(TypeError):
         srcad.source(loss)
+
+
+def test_float16_stays_float16(data):
+    args = [a.astype(np.float16) for a in data]
+    dW, db = srcad.grad(loss, wrt=(0, 1))(*args)
+    assert dW.dtype == np.float16 and db.dtype == np.float16
+    gen = srcad.grad(loss, wrt=(0, 1)).generated()
+    _, (rW, rb) = gen.function(*args)
+    assert rW.dtype == np.float16 and rb.dtype == np.float16  # no upcast inside either
