@@ -11,12 +11,10 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 from __future__ import annotations
 
 import copy
-import inspect
 from dataclasses import dataclass, field
 
 import gast
 
-from srcad.adjoints.registry import Method
 from srcad.errors import NoAdjointError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
@@ -33,13 +31,13 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import BuildInProgress, CallVJP, MethodVJP, user_callee
+from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
-from srcad.transform.ops import UNKNOWN, USER_CALL, classify, operand_names
+from srcad.transform.ops import UNKNOWN, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
@@ -358,7 +356,7 @@ class _Sweep:
                 out.append(_generated(build.assign(name, pop), False))
         return out
 
-    def user_call_backward(self, stmt: gast.Assign, call: _UserCall) -> list[gast.stmt]:
+    def user_call_backward(self, stmt: gast.Assign, call: UserCall) -> list[gast.stmt]:
         """``grads = f_vjp.backward(residuals, dy)``, then one contribution per argument."""
         ctx = self.ctx
         out: list[gast.stmt] = []
@@ -550,130 +548,6 @@ class _ReadAdjoints(gast.NodeTransformer):
         return node
 
 
-@dataclass
-class _UserCall:
-    """A call to a user function, rewritten to call its transformed forward function."""
-
-    handle: str
-    residuals: str
-    arguments: list[gast.expr]
-    where: gast.AST
-
-
-def _rewrite_user_calls(
-    body: list[gast.stmt], source: Source, namer: Namer, local: set[str], activity: Activity
-) -> bool:
-    """``y = f(a, b)`` with ``f`` a user function and ``y`` active becomes
-    ``y, f_res = f_vjp.forward(a, b)``; the backward pass calls ``f_vjp.backward``."""
-    changed = False
-    handles: dict[tuple, str] = {}
-    for stmt in all_statements(body):
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-            continue
-        target = stmt.targets[0].id
-        if not activity.active(target):
-            continue
-        op = classify(stmt.value, source, local)
-        where = getanno(stmt, "expr") or stmt
-        if _is_method_of_object(op, activity):
-            _rewrite_method_call(stmt, op, namer, activity, source, where)
-            changed = True
-            continue
-        if op.key is not USER_CALL:
-            continue
-        func, leading, _ = user_callee(op.callee)
-        params = [
-            p.name
-            for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        try:
-            bound = inspect.signature(func).bind(*leading, *op.args, **op.keywords)
-        except TypeError as exc:
-            raise source.error(f"{op.label}: {exc}", where) from None
-        wrt: list[int] = []
-        arguments: list[gast.expr] = []
-        structures: tuple = ()
-        signature = inspect.signature(func)
-        star = next(
-            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None
-        )
-        extra = bound.arguments.get(star, ()) if star else ()
-        if star:
-            # *args: specialized to this call's count; all of them differentiated together
-            leaf = ("leaf",)
-            structures = ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
-        for name, value in bound.arguments.items():
-            if name == star:
-                if any(
-                    operand_names(v) & activity.varied for v in value if isinstance(v, gast.AST)
-                ):
-                    wrt.append(len(params) - len(leading))
-                    arguments.extend(value)
-                continue
-            if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
-                continue
-            if name not in params:
-                raise source.error(
-                    f"{op.label}: a differentiable value passed as '*' or keyword-only "
-                    f"argument '{name}' is not supported yet",
-                    where,
-                )
-            wrt.append(params.index(name) - len(leading))
-            arguments.append(value)
-        key = (id(op.callee), tuple(wrt), structures)
-        if key not in handles:
-            handle = CallVJP(op.callee, tuple(wrt), structures)
-            try:
-                handle.generated()  # transform now, so errors in the callee surface here
-            except BuildInProgress:
-                pass  # a recursive call: the callee is being transformed right now
-            handles[key] = namer.bind_global(handle, f"{_identifier(func.__name__)}_vjp")
-        handle_name = handles[key]
-        residuals = namer.fresh_temp(f"_{_identifier(func.__name__)}_residuals")
-        forward = build.attr(build.load(handle_name), "forward")
-        stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
-        stmt.value = gast.Call(func=forward, args=op.args, keywords=stmt.value.keywords)
-        setanno(stmt, "user_call", _UserCall(handle_name, residuals, arguments, where))
-        changed = True
-    return changed
-
-
-def _identifier(name: str) -> str:
-    """``name`` usable inside a generated identifier (``<lambda>`` becomes ``lambda``)."""
-    return "".join(c for c in name if c.isalnum() or c == "_") or "f"
-
-
-def _is_method_of_object(op, activity: Activity) -> bool:
-    """``obj.f(...)`` with no rule for ``.f`` on an object that is not differentiated: the
-    object's class decides at run time which Python function runs."""
-    return (
-        isinstance(op.key, Method)
-        and op.rule is None
-        and not op.nondifferentiable
-        and isinstance(op.args[0], gast.Name)
-        and op.args[0].id not in activity.varied
-    )
-
-
-def _rewrite_method_call(stmt, op, namer: Namer, activity: Activity, source, where) -> None:
-    target = stmt.targets[0].id
-    call = stmt.value
-    for kw in call.keywords:
-        if operand_names(kw.value) & activity.varied:
-            raise source.error(
-                f"{op.label}: pass differentiable values to a method positionally", where
-            )
-    positions = tuple(k for k, arg in enumerate(call.args) if operand_names(arg) & activity.varied)
-    arguments = [call.args[k] for k in positions]
-    handle = namer.bind_global(MethodVJP(op.key.name, positions), f"{op.key.name}_vjp")
-    residuals = namer.fresh_temp(f"_{op.key.name}_residuals")
-    forward = build.attr(build.load(handle), "forward")
-    stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
-    stmt.value = gast.Call(func=forward, args=[op.args[0], *call.args], keywords=call.keywords)
-    setanno(stmt, "user_call", _UserCall(handle, residuals, arguments, where))
-
-
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
     setanno(stmt, "pure", pure)
     setanno(stmt, "generated", True)
@@ -745,7 +619,7 @@ def reverse(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[]))  # fmt: skip
     activity = analyse_activity(body, source, local, wrt, outputs)
-    if _rewrite_user_calls(body, source, namer, local, activity):
+    if rewrite_user_calls(body, source, namer, local, activity):
         local = local_names(gast.FunctionDef(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
