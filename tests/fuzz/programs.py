@@ -54,7 +54,7 @@ class ProgramWriter:
                 if rng.random() < 0.5:
                     out.append([f"u[{index}] = np.sum({self.expr(names)}) * 0.25"])
                 else:
-                    out.append([f"outs.append(np.tanh({self.expr(names)}) * a)"])
+                    out.append([f"outs.append(np.tanh({self.expr(names)}) * x)"])
             elif kind < 0.45 or depth > 2:
                 value = self.expr(names)
                 if value in names:
