@@ -42,6 +42,7 @@ def _try_inline(
             return False
     Rename(loads={name: stmt.value}).visit(body[use])
     del body[j]
+    read[name] = written[name] = 0
     return True
 
 
@@ -53,8 +54,7 @@ def inline_single_use(tree: gast.FunctionDef, namer: Namer) -> bool:
         j = 0
         while j < len(body):
             if _try_inline(body, j, namer, read, written):
-                changed = True
-                read, written = counts(tree)
+                changed = True  # the inlined name is gone; every other count is unchanged
             else:
                 j += 1
     return changed

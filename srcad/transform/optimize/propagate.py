@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
+
 import gast
 
 from srcad.transform.naming import Namer
@@ -18,6 +21,21 @@ from srcad.transform.optimize.usage import (
     mutated,
     reads,
 )
+
+
+@dataclass
+class _Facts:
+    """What the pass knows of the function, kept up to date as it changes things."""
+
+    read: Counter
+    written: Counter
+    returned: set[str]
+    in_loops: set[str]
+    mutated: set[str]
+    # ``a -> b`` replacements made at the end of the pass, in one walk
+    pending: dict[str, gast.expr] = field(default_factory=dict)
+    pending_values: set[str] = field(default_factory=set)
+    coalesced: set[str] = field(default_factory=set)
 
 
 def _mentions(stmt: gast.stmt, name: str) -> bool:
@@ -34,24 +52,18 @@ def _is_constant(expr: gast.expr) -> bool:
     )
 
 
-def _coalesce(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer) -> bool:
+def _coalesce(body: list[gast.stmt], k: int, namer: Namer, facts: _Facts) -> bool:
     """``a = b`` where ``b`` is a temporary used only here: rename ``b`` to ``a`` upward."""
     stmt = body[k]
     a, b = stmt.targets[0].id, stmt.value.id
-    if b not in namer.generated:
+    if b not in namer.generated or facts.written[b] != 1 or b in facts.pending_values:
         return False
-    defs = [j for j in range(k) if b in assigned(body[j])]
-    if len(defs) != 1:
+    j = next((m for m in range(k - 1, -1, -1) if b in assigned(body[m])), None)
+    if j is None:
         return False
-    j = defs[0]
-    mentions = [
-        (bi, si)
-        for bi, blist in enumerate(bodies(tree))
-        for si, s in enumerate(blist)
-        if _mentions(s, b)
-    ]
-    home = next(bi for bi, blist in enumerate(bodies(tree)) if blist is body)
-    if any(bi != home or not j <= si <= k for bi, si in mentions):
+    # every mention of b lies between its definition and this copy
+    local = sum(reads(s).count(b) + assigned(s).count(b) for s in body[j : k + 1])
+    if local != facts.read[b] + facts.written[b]:
         return False
     if any(_mentions(body[m], a) for m in range(j, k)):
         return False
@@ -65,51 +77,43 @@ def _coalesce(body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Name
     for m in range(j, k):
         rename.visit(body[m])
     del body[k]
+    facts.read[a] += facts.read[b] - 1
+    facts.read[b] = facts.written[b] = 0
+    facts.coalesced.add(b)
     return True
 
 
-def _forward(
-    body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer, facts: tuple
-) -> bool:
+def _forward(body: list[gast.stmt], k: int, namer: Namer, facts: _Facts) -> bool:
     """``a = b`` where ``a`` is generated and assigned once: read ``b`` wherever ``a`` is read."""
     stmt = body[k]
     a = stmt.targets[0].id
     value = stmt.value
-    if a not in namer.generated:
+    if a not in namer.generated or facts.written[a] != 1:
         return False
-    _, written = facts
-    if written[a] != 1:
-        return False
-    # returned gradients keep their names (``dy = _t1; return dy``)
-    if any(isinstance(s, gast.Return) and a in reads(s) for blist in bodies(tree) for s in blist):
-        return False
+    if a in facts.returned:
+        return False  # returned gradients keep their names (``dy = _t1; return dy``)
     if isinstance(value, gast.Name):
         # ``b`` must hold one value wherever ``a`` is read: assigned at most once, outside
         # loops, and never changed in place
         b = value.id
-        if written[b] > 1 or b in in_loops(tree):
+        if facts.written[b] > 1 or b in facts.in_loops or b in facts.mutated:
             return False
-        if any(b in mutated(s) for blist in bodies(tree) for s in blist):
+        if b in facts.coalesced:
             return False
-    rename = Rename(loads={a: value})
+        facts.read[b] += facts.read[a]
+        facts.pending_values.add(b)
+    facts.pending[a] = value
+    facts.read[a] = facts.written[a] = 0
     del body[k]
-    for blist in bodies(tree):
-        for s in blist:
-            rename.visit(s)
     return True
 
 
-def _forward_local(
-    body: list[gast.stmt], k: int, tree: gast.FunctionDef, namer: Namer, facts: tuple
-) -> bool:
+def _forward_local(body: list[gast.stmt], k: int, namer: Namer, facts: _Facts) -> bool:
     """``a = b`` with ``a`` generated and read only later in this block, before ``b`` changes:
     read ``b`` there instead."""
     stmt = body[k]
     a, b = stmt.targets[0].id, stmt.value.id
-    if a not in namer.generated:
-        return False
-    read, written = facts
-    if written[a] != 1:
+    if a not in namer.generated or facts.written[a] != 1 or b in facts.coalesced:
         return False
     seen = 0
     users = []
@@ -130,15 +134,17 @@ def _forward_local(
                 return False
             users.append(later)
             seen += here
-        if changes_b or seen == read[a]:
+        if changes_b or seen == facts.read[a]:
             break
-    if seen != read[a]:
+    if seen != facts.read[a]:
         return False
     rename = Rename(names={})
     rename.loads = {a: gast.Name(id=b, ctx=gast.Load(), annotation=None, type_comment=None)}
     for user in users:
         rename.visit(user)
     del body[k]
+    facts.read[b] += facts.read[a]
+    facts.read[a] = facts.written[a] = 0
     return True
 
 
@@ -164,29 +170,42 @@ def _drop_self_assignments(tree: gast.FunctionDef) -> bool:
 def propagate_copies(tree: gast.FunctionDef, namer: Namer) -> bool:
     """Apply copy/constant propagation to ``tree`` in place; whether anything changed."""
     changed = _drop_self_assignments(tree)
-    progress = True
-    while progress:
-        progress = False
-        facts = counts(tree)
-        for body in bodies(tree):
-            for k, stmt in enumerate(body):
-                if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-                    continue
+    read, written = counts(tree)
+    all_bodies = bodies(tree)
+    facts = _Facts(
+        read,
+        written,
+        returned={n for blist in all_bodies for s in blist if isinstance(s, gast.Return)
+                  for n in reads(s)},
+        in_loops=in_loops(tree),
+        mutated={n for blist in all_bodies for s in blist for n in mutated(s)},
+    )  # fmt: skip
+    for body in all_bodies:
+        k = 0
+        while k < len(body):
+            stmt = body[k]
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
                 value = stmt.value
                 if isinstance(value, gast.Name) and value.id != stmt.targets[0].id:
                     if (
-                        _coalesce(body, k, tree, namer)
-                        or _forward(body, k, tree, namer, facts)
-                        or _forward_local(body, k, tree, namer, facts)
+                        _coalesce(body, k, namer, facts)
+                        or _forward(body, k, namer, facts)
+                        or _forward_local(body, k, namer, facts)
                     ):
-                        progress = changed = True
-                        break
-                elif _is_constant(value) and _forward(body, k, tree, namer, facts):
-                    progress = changed = True
-                    break
-            if progress:
-                break
+                        changed = True
+                        continue
+                elif _is_constant(value) and _forward(body, k, namer, facts):
+                    changed = True
+                    continue
+            k += 1
+    if facts.pending:
+        Rename(loads={a: _resolve(v, facts.pending) for a, v in facts.pending.items()}).visit(tree)
     return changed
 
 
-__all__ = ["propagate_copies", "reads"]
+def _resolve(value: gast.expr, pending: dict[str, gast.expr]) -> gast.expr:
+    seen = set()
+    while isinstance(value, gast.Name) and value.id in pending and value.id not in seen:
+        seen.add(value.id)
+        value = pending[value.id]
+    return value
