@@ -207,3 +207,15 @@ def test_vjp_of_a_nested_container_output():
     g1, g2 = vec(3), vec(3)
     (gx,) = pullback({"pair": (g1, g2), "total": 2.0})
     np.testing.assert_allclose(gx, g1 * np.cos(x) + 2.0 * g2 + 2.0)
+
+
+def loop_over_dict(params, x):
+    total = 0.0
+    for key in params:
+        total = total + np.sum(x)
+    return total
+
+
+def test_loop_over_a_dict_argument_is_refused():
+    with pytest.raises(srcad.TransformError, match="loop over a dict argument"):
+        srcad.grad(loop_over_dict)({"W": vec(3)}, vec(3))

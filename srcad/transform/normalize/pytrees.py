@@ -244,8 +244,8 @@ class _Expand:
         children = view.children()
         if view.treedef[0] == "dict":  # iterating a dict gives its keys
             raise self.source.error(
-                "loops over a dict argument are not supported; use "
-                "params['key'] or params.values() is not supported either",
+                "a loop over a dict argument is not supported; read its entries with "
+                "constant keys (params['W'])",
                 stmt,
             )
         for child in children:
