@@ -211,7 +211,7 @@ def test_vjp_of_a_nested_container_output():
 
 def loop_over_dict(params, x):
     total = 0.0
-    for key in params:
+    for key in params:  # noqa: B007
         total = total + np.sum(x)
     return total
 
