@@ -1,6 +1,7 @@
 """srcad: automatic differentiation of NumPy functions by source transformation."""
 
-from srcad.api import grad, source, value_and_grad, vjp
+from srcad.adjoints.registry import adjoint, nondifferentiable
+from srcad.api import custom_vjp, grad, source, stop_gradient, value_and_grad, vjp
 from srcad.errors import (
     NoAdjointError,
     SourceUnavailableError,
@@ -11,7 +12,13 @@ from srcad.testing import check_grad
 
 __version__ = "0.1.0"
 
+nondifferentiable(stop_gradient)
+
 __all__ = [
+    "adjoint",
+    "custom_vjp",
+    "nondifferentiable",
+    "stop_gradient",
     "NoAdjointError",
     "SourceUnavailableError",
     "TransformError",

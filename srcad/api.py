@@ -15,6 +15,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.transform.cache import reverse_cached
+from srcad.transform.calls import CustomVJP
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -345,3 +346,13 @@ def source(df: Any) -> str:
     if text is None:
         raise TypeError(f"{df!r} is not a derivative made by srcad")
     return text
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` itself; no gradient flows through it."""
+    return x
+
+
+def custom_vjp(fun: Callable) -> CustomVJP:
+    """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
+    return CustomVJP(fun)

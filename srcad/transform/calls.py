@@ -11,8 +11,56 @@ from collections.abc import Callable
 from typing import Any
 
 
+class CustomVJP:
+    """A function with a derivative written by hand, JAX-style (``srcad.custom_vjp``).
+
+    ``fwd(*args)`` returns ``(out, residuals)``; ``bwd(residuals, g)`` returns a tuple with
+    one cotangent per positional argument (``None`` for a non-differentiable one).
+    """
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> CustomVJP:
+        """Give the forward and backward functions; returns the function itself."""
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+
+class CustomCall:
+    """Calls of a :class:`CustomVJP` function from generated code."""
+
+    def __init__(self, custom: CustomVJP, wrt: tuple[int, ...]) -> None:
+        self.custom = custom
+        self.wrt = wrt
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, residuals)`` from the user's ``fwd``."""
+        if self.custom.fwd is None:
+            raise TypeError(f"{self.custom.__name__} has no vjp yet: call .defvjp(fwd, bwd)")
+        return self.custom.fwd(*args, **kwargs)
+
+    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
+        """The user's ``bwd`` cotangents of the differentiated arguments."""
+        grads = self.custom.bwd(residuals, cotangent)
+        if not isinstance(grads, tuple):
+            raise TypeError(
+                f"the bwd of {self.custom.__name__} must return a tuple with one cotangent "
+                f"per positional argument, got {type(grads).__name__}"
+            )
+        return tuple(grads[k] for k in self.wrt)
+
+
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
+    if isinstance(obj, CustomVJP):
+        return obj.fun, (), {}
     if isinstance(obj, functools.partial):
         inner = user_callee(obj.func)
         if inner is None:

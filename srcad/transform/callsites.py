@@ -14,7 +14,14 @@ from srcad.adjoints.registry import Method
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import BuildInProgress, CallVJP, MethodVJP, user_callee
+from srcad.transform.calls import (
+    BuildInProgress,
+    CallVJP,
+    CustomCall,
+    CustomVJP,
+    MethodVJP,
+    user_callee,
+)
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements
@@ -93,6 +100,10 @@ def rewrite_user_calls(
             wrt.append(params.index(name) - len(leading))
             arguments.append(value)
         key = (id(op.callee), tuple(wrt), structures)
+        if key not in handles and isinstance(op.callee, CustomVJP):
+            handles[key] = namer.bind_global(
+                CustomCall(op.callee, tuple(wrt)), f"{_identifier(func.__name__)}_vjp"
+            )
         if key not in handles:
             handle = CallVJP(op.callee, tuple(wrt), structures)
             try:
