@@ -9,6 +9,8 @@ from srcad.runtime.accumulate import (
     grad_einsum,
     grad_inner_lhs,
     grad_inner_rhs,
+    grad_solve_lhs,
+    grad_solve_rhs,
 )
 
 
@@ -34,3 +36,33 @@ def inner(y, a, b):
 def einsum(y, subscripts, *operands):
     for i, x in enumerate(operands):
         d[x] = grad_einsum(subscripts, d[y], operands, i)
+
+
+# ---- matrix functions (square, possibly stacked) ----
+
+
+@adjoint(np.linalg.inv)
+def inv(y, a):
+    d[a] = -(xp.swapaxes(y, -1, -2) @ d[y] @ xp.swapaxes(y, -1, -2))
+
+
+@adjoint(np.linalg.solve)
+def solve(y, a, b):
+    gb = grad_solve_rhs(d[y], a)
+    d[a] = grad_solve_lhs(gb, y)
+    d[b] = gb
+
+
+@adjoint(np.linalg.det)
+def det(y, a):
+    d[a] = xp.expand_dims(xp.expand_dims(d[y] * y, -1), -1) * xp.swapaxes(xp.linalg.inv(a), -1, -2)
+
+
+@adjoint(np.linalg.norm)
+def norm(y, x):
+    d[x] = d[y] * x / y
+
+
+@adjoint(np.trace)
+def trace(y, x):
+    d[x] = d[y] * xp.eye(x.shape[0], x.shape[1], dtype=x.dtype)

@@ -3,7 +3,13 @@
 import numpy as np
 
 from srcad.adjoints.registry import Method, adjoint, d, xp
-from srcad.runtime.accumulate import count, extremum_share, prod_others, unreduce
+from srcad.runtime.accumulate import (
+    count,
+    extremum_share,
+    prod_others,
+    uncumsum,
+    unreduce,
+)
 
 
 @adjoint(np.sum, Method("sum"))
@@ -38,3 +44,8 @@ def std(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     scale = d[y] / ((count(x, axis) - ddof) * y)
     d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * centred
+
+
+@adjoint(np.cumsum, Method("cumsum"))
+def cumsum(y, x, axis=None):
+    d[x] = uncumsum(d[y], x, axis)

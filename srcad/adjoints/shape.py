@@ -3,7 +3,13 @@
 import numpy as np
 
 from srcad.adjoints.registry import Attribute, Method, adjoint, d, xp
-from srcad.runtime.accumulate import inverse_axes, unbroadcast, unconcatenate, unstack
+from srcad.runtime.accumulate import (
+    inverse_axes,
+    unbroadcast,
+    unconcatenate,
+    undiag,
+    unstack,
+)
 
 
 @adjoint(np.reshape)
@@ -83,3 +89,28 @@ def astype(y, x, dtype):
 @adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)
 def copy(y, x):
     d[x] = d[y]
+
+
+@adjoint(np.flip)
+def flip(y, x, axis=None):
+    d[x] = xp.flip(d[y], axis=axis)
+
+
+@adjoint(np.roll)
+def roll(y, x, shift, axis=None):
+    d[x] = xp.roll(d[y], -shift, axis=axis)
+
+
+@adjoint(np.triu)
+def triu(y, x, k=0):
+    d[x] = xp.triu(d[y], k)
+
+
+@adjoint(np.tril)
+def tril(y, x, k=0):
+    d[x] = xp.tril(d[y], k)
+
+
+@adjoint(np.diag)
+def diag(y, x, k=0):
+    d[x] = undiag(d[y], x, k)

@@ -301,3 +301,38 @@ def grad_einsum(subscripts: str, g: Any, operands: Sequence[Any], i: int) -> Any
     x = operands[i]
     missing = tuple(k for k, c in enumerate(target) if c not in available)
     return xp.broadcast_to(xp.expand_dims(result, missing), x.shape)
+
+
+def grad_solve_rhs(g: Any, a: Any) -> Any:
+    """Gradient of ``solve(a, b)`` with respect to ``b``: ``solve(a.T, g)``."""
+    xp = array_namespace(g, a)
+    return xp.linalg.solve(xp.swapaxes(a, -1, -2), g)
+
+
+def grad_solve_lhs(gb: Any, x: Any) -> Any:
+    """Gradient of ``x = solve(a, b)`` with respect to ``a``, from ``gb`` (that of ``b``)."""
+    xp = array_namespace(gb, x)
+    if x.ndim == 1:
+        return -xp.expand_dims(gb, -1) * xp.expand_dims(x, -2)
+    return -(gb @ xp.swapaxes(x, -1, -2))
+
+
+def undiag(g: Any, x: Any, k: int = 0) -> Any:
+    """Gradient of ``np.diag(x, k)``: a diagonal taken or made, the other way round."""
+    xp = array_namespace(g, x)
+    if x.ndim == 1:
+        return xp.diag(g, k)
+    out = xp.zeros_like(x)
+    n = g.shape[0]
+    rows = numpy.arange(n) + max(-k, 0)
+    cols = numpy.arange(n) + max(k, 0)
+    out[rows, cols] = g
+    return out
+
+
+def uncumsum(g: Any, x: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.cumsum(x, axis)``: a cumulative sum from the other end."""
+    xp = array_namespace(g, x)
+    if axis is None:
+        return xp.reshape(xp.flip(xp.cumsum(xp.flip(g))), x.shape)
+    return xp.flip(xp.cumsum(xp.flip(g, axis=axis), axis=axis), axis=axis)
