@@ -171,3 +171,69 @@ def math_sqrt(y, x):
 def math_pow(y, a, b):
     d[a] = d[y] * b * math.pow(a, b - 1)
     d[b] = d[y] * y * math.log(a)
+
+
+# ---- more elementwise functions ----
+
+
+@adjoint(np.arcsinh, shape_preserving=True)
+def arcsinh(y, x):
+    d[x] = d[y] / xp.sqrt(x * x + 1)
+
+
+@adjoint(np.arccosh, shape_preserving=True)
+def arccosh(y, x):
+    d[x] = d[y] / xp.sqrt(x * x - 1)
+
+
+@adjoint(np.arctanh, shape_preserving=True)
+def arctanh(y, x):
+    d[x] = d[y] / (1 - x * x)
+
+
+@adjoint(np.exp2, shape_preserving=True)
+def exp2(y, x):
+    d[x] = d[y] * y * math.log(2.0)
+
+
+@adjoint(np.cbrt, shape_preserving=True)
+def cbrt(y, x):
+    d[x] = d[y] / (3 * y * y)
+
+
+@adjoint(np.reciprocal, shape_preserving=True)
+def reciprocal(y, x):
+    d[x] = -d[y] * y * y
+
+
+@adjoint(np.fabs, shape_preserving=True)
+def fabs(y, x):
+    d[x] = d[y] * xp.sign(x)
+
+
+@adjoint(np.deg2rad, np.radians, shape_preserving=True)
+def deg2rad(y, x):
+    d[x] = d[y] * (math.pi / 180.0)
+
+
+@adjoint(np.rad2deg, np.degrees, shape_preserving=True)
+def rad2deg(y, x):
+    d[x] = d[y] * (180.0 / math.pi)
+
+
+@adjoint(np.hypot)
+def hypot(y, a, b):
+    d[a] = unbroadcast(d[y] * a / y, a)
+    d[b] = unbroadcast(d[y] * b / y, b)
+
+
+@adjoint(np.arctan2)
+def arctan2(y, a, b):
+    d[a] = unbroadcast(d[y] * b / (a * a + b * b), a)
+    d[b] = unbroadcast(-d[y] * a / (a * a + b * b), b)
+
+
+@adjoint(np.logaddexp)
+def logaddexp(y, a, b):
+    d[a] = unbroadcast(d[y] * xp.exp(a - y), a)
+    d[b] = unbroadcast(d[y] * xp.exp(b - y), b)

@@ -8,7 +8,12 @@ from srcad.runtime.accumulate import (
     unbroadcast,
     unconcatenate,
     undiag,
+    unpad,
+    unrepeat,
+    unsort,
     unstack,
+    untake,
+    untile,
 )
 
 
@@ -114,3 +119,28 @@ def tril(y, x, k=0):
 @adjoint(np.diag)
 def diag(y, x, k=0):
     d[x] = undiag(d[y], x, k)
+
+
+@adjoint(np.sort)
+def sort(y, x, axis=-1):
+    d[x] = unsort(d[y], x, axis)
+
+
+@adjoint(np.repeat)
+def repeat(y, x, repeats, axis=None):
+    d[x] = unrepeat(d[y], x, repeats, axis)
+
+
+@adjoint(np.tile)
+def tile(y, x, reps):
+    d[x] = untile(d[y], x, reps)
+
+
+@adjoint(np.pad)
+def pad(y, x, pad_width):
+    d[x] = unpad(d[y], x, pad_width)
+
+
+@adjoint(np.take)
+def take(y, x, indices, axis=None):
+    d[x] = untake(d[y], x, indices, axis)

@@ -336,3 +336,54 @@ def uncumsum(g: Any, x: Any, axis: Any = None) -> Any:
     if axis is None:
         return xp.reshape(xp.flip(xp.cumsum(xp.flip(g))), x.shape)
     return xp.flip(xp.cumsum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def unsort(g: Any, x: Any, axis: int = -1) -> Any:
+    """Gradient of ``np.sort(x, axis)``: each element's gradient goes back to where it was."""
+    xp = array_namespace(g, x)
+    order = xp.argsort(x, axis=axis)
+    out = xp.zeros_like(x)
+    xp.put_along_axis(out, order, g, axis=axis)
+    return out
+
+
+def unrepeat(g: Any, x: Any, repeats: int, axis: Any = None) -> Any:
+    """Gradient of ``np.repeat(x, repeats, axis)`` for a whole-number ``repeats``."""
+    xp = array_namespace(g, x)
+    if axis is None:
+        return xp.reshape(xp.sum(xp.reshape(g, (-1, repeats)), axis=1), x.shape)
+    axis = axis % x.ndim
+    shape = x.shape[:axis] + (x.shape[axis], repeats) + x.shape[axis + 1 :]
+    return xp.sum(xp.reshape(g, shape), axis=axis + 1)
+
+
+def untile(g: Any, x: Any, reps: Any) -> Any:
+    """Gradient of ``np.tile(x, reps)``: the copies' gradients summed."""
+    xp = array_namespace(g, x)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    ndim = max(len(reps), x.ndim)
+    reps = (1,) * (ndim - len(reps)) + reps
+    base = (1,) * (ndim - x.ndim) + tuple(x.shape)
+    split = tuple(n for pair in zip(reps, base) for n in pair)
+    summed = xp.sum(xp.reshape(g, split), axis=tuple(range(0, 2 * ndim, 2)))
+    return xp.reshape(summed, x.shape)
+
+
+def unpad(g: Any, x: Any, pad_width: Any) -> Any:
+    """Gradient of ``np.pad(x, pad_width)`` (constant padding): the inner part."""
+    widths = numpy.broadcast_to(numpy.asarray(pad_width), (x.ndim, 2))
+    index = tuple(slice(int(lo), g.shape[k] - int(hi)) for k, (lo, hi) in enumerate(widths))
+    return g[index]
+
+
+def untake(g: Any, x: Any, indices: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.take(x, indices, axis)``, repeated indices accumulated."""
+    xp = array_namespace(g, x)
+    out = xp.zeros_like(x)
+    if axis is None:
+        flat = xp.reshape(out, (-1,))
+        add_at(flat, indices, g)
+        return xp.reshape(flat, x.shape)
+    index = (slice(None),) * (axis % x.ndim) + (indices,)
+    add_at(out, index, g)
+    return out

@@ -38,3 +38,33 @@ def well_conditioned(n, seed=0):
 )
 def test_against_finite_differences(expr, args):
     check(expr, *args, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "expr, args",
+    [
+        ("np.arcsinh(x)", (rand(3),)),
+        ("np.arccosh(x)", (rand(3, low=1.5, high=3.0),)),
+        ("np.arctanh(x)", (rand(3, low=-0.8, high=0.8),)),
+        ("np.exp2(x)", (rand(3),)),
+        ("np.cbrt(x)", (rand(3, low=0.5, high=2.0),)),
+        ("np.reciprocal(x)", (rand(3, low=0.5, high=2.0),)),
+        ("np.fabs(x)", (rand(3),)),
+        ("np.deg2rad(x) + np.rad2deg(x)", (rand(3),)),
+        ("np.hypot(x, y)", (rand(3), rand(2, 3, seed=1))),
+        ("np.arctan2(x, y)", (rand(3), rand(3, low=0.5, high=2.0, seed=1))),
+        ("np.logaddexp(x, y)", (rand(2, 3), rand(3, seed=1))),
+        ("np.sort(x)", (rand(5),)),
+        ("np.sort(x, axis=0)", (rand(3, 2),)),
+        ("np.repeat(x, 3)", (rand(2, 2),)),
+        ("np.repeat(x, 2, axis=1)", (rand(2, 3),)),
+        ("np.tile(x, 3)", (rand(2),)),
+        ("np.tile(x, (2, 1, 2))", (rand(2, 3),)),
+        ("np.pad(x, 1)", (rand(2, 3),)),
+        ("np.pad(x, ((0, 1), (2, 0)))", (rand(2, 3),)),
+        ("np.take(x, [0, 2, 2])", (rand(2, 3),)),
+        ("np.take(x, [1, 1, 0], axis=1)", (rand(2, 3),)),
+    ],
+)
+def test_more_elementwise_and_shape_ops(expr, args):
+    check(expr, *args, rtol=1e-4)
