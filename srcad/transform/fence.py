@@ -6,6 +6,7 @@ import gast
 
 from srcad.transform.analyses.aliasing import Aliases
 from srcad.transform.frontend import Source
+from srcad.transform.normalize.walk import own_parts
 
 _REJECTED: dict[type, str] = {
     gast.Try: "'try' statements cannot be differentiated",
@@ -147,15 +148,12 @@ def _first_target(stmt: gast.stmt) -> gast.expr:
 
 
 def _simple_reads(stmt: gast.stmt) -> set[str]:
-    """Names a statement reads itself (a compound statement: its test or iterable only)."""
-    if isinstance(stmt, (gast.If, gast.While)):
-        part: gast.AST = stmt.test
-    elif isinstance(stmt, gast.For):
-        part = stmt.iter
-    else:
-        part = stmt
+    """Names a statement reads itself (a compound statement: its header only)."""
     return {
-        n.id for n in gast.walk(part) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id
+        for part in own_parts(stmt)
+        for n in gast.walk(part)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
 
 

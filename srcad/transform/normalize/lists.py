@@ -17,7 +17,12 @@ from srcad.transform.analyses.tbr import may_precede, positions
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import RenameNames, all_statements, rewrite_bodies
+from srcad.transform.normalize.walk import (
+    RenameNames,
+    all_statements,
+    own_parts,
+    rewrite_bodies,
+)
 
 _READS_ALLOWED = {"len", "stack", "concatenate", "sum"}
 
@@ -173,14 +178,9 @@ def _check_built_before_read(
             and stmt.value.args[0].id == name
         ]
         for stmt, loops, _, _, path in places:
-            parts = (
-                [stmt]
-                if not isinstance(stmt, (gast.If, gast.For, gast.While))
-                else ([stmt.iter] if isinstance(stmt, gast.For) else [stmt.test])
-            )
             reads = [
                 n
-                for part in parts
+                for part in own_parts(stmt)
                 for n in gast.walk(part)
                 if isinstance(n, gast.Subscript)
                 and isinstance(n.value, gast.Name)

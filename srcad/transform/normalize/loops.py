@@ -15,7 +15,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
 
 _ITERATORS = {builtins.reversed, builtins.map, builtins.filter, builtins.iter}
 
@@ -179,12 +179,7 @@ def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source)
             )
         if id(stmt) in inside or isinstance(stmt, gast.For) and stmt.target.id == name:
             continue
-        own = (
-            [stmt]
-            if not isinstance(stmt, (gast.If, gast.For, gast.While))
-            else [stmt.test if not isinstance(stmt, gast.For) else stmt.iter]
-        )
-        for part in own:
+        for part in own_parts(stmt):
             if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(part)):
                 raise source.error(
                     f"the loop variable '{name}' is read after its loop; keep the value in "

@@ -30,6 +30,15 @@ def nested_bodies(stmt: gast.stmt) -> list[list[gast.stmt]]:
     return []
 
 
+def own_parts(stmt: gast.stmt) -> list[gast.AST]:
+    """The parts of a statement outside its nested bodies (a loop's header, an if's test)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.target, stmt.iter]
+    return [stmt]
+
+
 def all_statements(body: list[gast.stmt]):
     """Every statement in ``body``, nested ones included, in source order."""
     for stmt in body:

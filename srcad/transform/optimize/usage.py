@@ -6,6 +6,8 @@ from collections import Counter
 
 import gast
 
+from srcad.transform.normalize.walk import own_parts
+
 
 def reads(node: gast.AST) -> list[str]:
     """Names loaded inside ``node``, with repeats."""
@@ -15,15 +17,6 @@ def reads(node: gast.AST) -> list[str]:
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
-
-
-def own_parts(stmt: gast.stmt) -> list[gast.AST]:
-    """The parts of a statement outside its nested bodies (a loop's header, an if's test)."""
-    if isinstance(stmt, (gast.If, gast.While)):
-        return [stmt.test]
-    if isinstance(stmt, gast.For):
-        return [stmt.target, stmt.iter]
-    return [stmt]
 
 
 def assigned(stmt: gast.stmt) -> list[str]:
