@@ -9,10 +9,6 @@ import srcad
 from srcad.adjoints.registry import _NONDIFF, _RULES, d
 
 
-def erf_sum(x):
-    return np.sum(np.array([math.erf(v) for v in x]))
-
-
 def uses_erf(x):
     return math.erf(x) * x
 

@@ -228,11 +228,6 @@ def _dot_shape(a: Any, b: Any) -> tuple[int, ...]:
     return _matmul_shape(a, b)
 
 
-def shape_of(x: Any) -> tuple[int, ...]:
-    """``x.shape``, or ``()`` for a Python number."""
-    return _shape(x)
-
-
 def _ndim(x: Any) -> int:
     return len(_shape(x))
 

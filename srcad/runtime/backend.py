@@ -66,11 +66,6 @@ def _label(namespace: Any) -> str:
     return getattr(namespace, "__name__", type(namespace).__name__)
 
 
-def is_array(x: Any) -> bool:
-    """Whether ``x`` is an array (has a shape), as opposed to a Python number."""
-    return hasattr(x, "shape") and hasattr(x, "dtype")
-
-
 class NumpyNames:
     """An Array API namespace reached through NumPy's names (``concatenate`` -> ``concat``)."""
 

@@ -19,11 +19,3 @@ def setanno(node: Any, key: str, value: Any) -> None:
 def getanno(node: Any, key: str, default: Any = None) -> Any:
     """Read the annotation ``key`` of ``node``."""
     return getattr(node, _KEY, {}).get(key, default)
-
-
-def copyanno(src: Any, dst: Any) -> Any:
-    """Give ``dst`` the annotations of ``src``; returns ``dst``."""
-    store = getattr(src, _KEY, None)
-    if store is not None:
-        setattr(dst, _KEY, dict(store))
-    return dst

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gast
@@ -82,15 +81,3 @@ def is_comment(stmt: gast.stmt) -> bool:
         and isinstance(stmt.value.func, gast.Name)
         and stmt.value.func.id == COMMENT_MARKER
     )
-
-
-def clone(node: gast.AST) -> gast.AST:
-    """A deep copy of ``node``."""
-    return copy.deepcopy(node)
-
-
-def names_read(node: gast.AST) -> list[str]:
-    """Every Name loaded anywhere inside ``node``, in order, with repeats."""
-    return [
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    ]

@@ -652,7 +652,7 @@ def reverse(
             if shared:
                 readers[name] = shared
                 need.add(name)
-        new_plan = plan_recording(body, params, need, source, local, readers)
+        new_plan = plan_recording(body, stable, need, source, local, readers)
         recomputed = {
             n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
         }

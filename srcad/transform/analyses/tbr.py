@@ -125,7 +125,7 @@ def stable_names(body: list[gast.stmt], params: list[str]) -> frozenset[str]:
 
 def plan_recording(
     body: list[gast.stmt],
-    params: list[str],
+    stable: frozenset[str],
     need: set[str],
     source: Source,
     local: set[str],
@@ -133,9 +133,9 @@ def plan_recording(
 ) -> Recording:
     """Decide, for each needed name, whether it is stable, recomputed or pushed.
 
+    ``stable`` is the caller's set (stable_names, less memory updated in place);
     ``readers`` maps a name to the statements whose backward code reads it.
     """
-    stable = stable_names(body, params)
     plan = Recording(stable)
     defs = definitions(body)
     targets = loop_targets(body)
