@@ -168,14 +168,15 @@ class _Derivative:
             self._generated[structures] = gen
         return gen
 
+    def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
+        """Every positional parameter's value for this call, defaults included."""
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return list(bound.arguments.values())
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = (*self._prefix, *args)
-        if kwargs:
-            bound = self._signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            values = list(bound.arguments.values())
-        else:
-            values = list(args)
+        values = self._bound(args, kwargs) if kwargs else list(args)
         for index in self._wrt:
             if index >= len(values):
                 params = _positional_params(self._func)
@@ -184,10 +185,8 @@ class _Derivative:
         gen = self.generated(structures)
         leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
         if structures:
-            if not kwargs:
-                bound = self._signature.bind(*args)
-                bound.apply_defaults()
-                values = list(bound.arguments.values())
+            # the generated function takes every leaf positionally: defaults filled in too
+            values = self._bound(args, kwargs)
             value, grads = gen.function(*_expand(values, structures))
         else:
             value, grads = gen.function(*args, **kwargs)
