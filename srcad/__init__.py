@@ -1,7 +1,7 @@
 """srcad: automatic differentiation of NumPy functions by source transformation."""
 
-from srcad.adjoints.registry import adjoint, nondifferentiable
-from srcad.api import custom_vjp, grad, source, stop_gradient, value_and_grad, vjp
+from srcad.adjoints.registry import adjoint, nondifferentiable, tangent
+from srcad.api import custom_vjp, grad, jvp, source, stop_gradient, value_and_grad, vjp
 from srcad.errors import (
     NoAdjointError,
     SourceUnavailableError,
@@ -19,12 +19,14 @@ __all__ = [
     "custom_vjp",
     "nondifferentiable",
     "stop_gradient",
+    "tangent",
     "NoAdjointError",
     "SourceUnavailableError",
     "TransformError",
     "UnsupportedConstructError",
     "check_grad",
     "grad",
+    "jvp",
     "source",
     "value_and_grad",
     "vjp",

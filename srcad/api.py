@@ -14,8 +14,9 @@ from srcad import pytree
 from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
-from srcad.transform.cache import reverse_cached
+from srcad.transform.cache import cached
 from srcad.transform.calls import CustomVJP
+from srcad.transform.normalize.derivatives import FACTORIES
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -147,7 +148,8 @@ class _Derivative:
             wrt = tuple(k + 1 for k in indices)
             wrt = wrt[0] if single else wrt
             func = func.__func__
-        _check_function(func)
+        if not isinstance(func, _Derivative):
+            _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
         self._with_value = with_value
@@ -164,9 +166,22 @@ class _Derivative:
         gen = self._generated.get(structures)
         if gen is None or not gen.snapshot.current():
             single = self._single and not structures
-            gen = reverse_cached(self._func, self._wrt, single, "grad", self._has_aux, structures)
+            func = _plain(self._func)
+            gen = cached(func, self._wrt, single, "grad", self._has_aux, structures)
             self._generated[structures] = gen
         return gen
+
+    def srcad_function(self) -> Callable:
+        """This derivative as a generated Python function (same parameters, returning the
+        gradients, or ``(value, gradients)`` for value_and_grad), which srcad can
+        differentiate again."""
+        if self._has_aux or self._prefix:
+            raise TypeError(
+                "a derivative made with has_aux=True or of a bound method cannot be "
+                "differentiated again; differentiate a plain function"
+            )
+        mode = "grad" if self._with_value else "gradient"
+        return cached(_plain(self._func), self._wrt, self._single, mode).function
 
     def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
         """Every positional parameter's value for this call, defaults included."""
@@ -209,6 +224,11 @@ class _Derivative:
         if self._has_aux:
             return ((value, aux), grads) if self._with_value else (grads, aux)
         return (value, grads) if self._with_value else grads
+
+
+def _plain(f: Callable) -> Callable:
+    """``f``, or the generated function of a derivative (to differentiate it again)."""
+    return f.srcad_function() if isinstance(f, _Derivative) else f
 
 
 def _structures(values: list[Any], wrt: tuple[int, ...]) -> tuple:
@@ -287,6 +307,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     prefix: tuple[Any, ...] = ()
     if inspect.ismethod(f) and inspect.isfunction(f.__func__):
         prefix, f = (f.__self__,), f.__func__
+    f = _plain(f)
     _check_function(f)
     primals = (*prefix, *primals)
     params = _positional_params(f)
@@ -306,7 +327,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
     values = list(primals)
     structures = _structures(values, tuple(wrt))
-    gen = reverse_cached(f, tuple(wrt), False, "vjp", has_aux, structures)
+    gen = cached(f, tuple(wrt), False, "vjp", has_aux, structures)
     leaves, groups = _wrt_leaves(values, tuple(wrt), gen.params, structures)
     out, residuals = gen.function(*_expand(values, structures))
     if has_aux:
@@ -337,6 +358,69 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+def jvp(
+    f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> tuple[Any, ...]:
+    """``(f(*primals), tangent_out)``: the directional derivative of ``f`` at ``primals``
+    along ``tangents``, by forward-mode source transformation.
+
+    ``tangents`` has one entry per primal, of the same structure and shape; ``None`` for an
+    argument that is not differentiated (and for integers, strings, ...). With
+    ``has_aux=True``, ``f`` returns ``(output, aux)`` and jvp returns ``(out, tangent, aux)``.
+    """
+    prefix: tuple[Any, ...] = ()
+    if inspect.ismethod(f) and inspect.isfunction(f.__func__):
+        prefix, f = (f.__self__,), f.__func__
+    f = _plain(f)
+    _check_function(f)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(
+            f"jvp needs one tangent per primal: got {len(primals)} primals and "
+            f"{len(tangents)} tangents"
+        )
+    params = _positional_params(f)
+    names = [*(["self"] if prefix else []), *params]
+    wrt = []
+    tangent_leaves: list[Any] = []
+    for k, (value, tangent) in enumerate(zip(primals, tangents)):
+        name = names[len(prefix) + k] if len(prefix) + k < len(names) else str(k)
+        if tangent is None:
+            continue
+        leaves, tree = pytree.flatten(value) if pytree.is_container(value) else ([value], None)
+        t_leaves, t_tree = (
+            pytree.flatten(tangent) if pytree.is_container(value) else ([tangent], None)
+        )
+        if t_tree != tree:
+            raise ValueError(f"the tangent of '{name}' does not have the structure of its primal")
+        for path, leaf, t in zip(pytree.paths(tree) if tree else [()], leaves, t_leaves):
+            label = name + "".join(f"[{p!r}]" for p in path)
+            _check_differentiable(leaf, label)
+            if _shape(t) != _shape(leaf):
+                raise ValueError(
+                    f"the tangent of '{label}' has shape {_shape(t)}, its primal {_shape(leaf)}"
+                )
+        wrt.append(len(prefix) + k)
+        tangent_leaves.extend(_match(t, leaf, []) for leaf, t in zip(leaves, t_leaves))
+    values = [*prefix, *primals]
+    if not wrt:
+        out = f(*values)
+        zero = pytree.unflatten(*_zero_leaves(out[0] if has_aux else out))
+        return (out[0], zero, out[1]) if has_aux else (out, zero)
+    structures = _structures(values, tuple(wrt))
+    gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
+    out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves)
+    if has_aux:
+        out, aux = out
+        return out, tangent_out, aux
+    return out, tangent_out
+
+
+def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
+    leaves, tree = pytree.flatten(out)
+    return tree, [_match(0.0, leaf, []) if hasattr(leaf, "shape") else 0.0 for leaf in leaves]
+
+
 def source(df: Any) -> str:
     """The generated Python source of a derivative made by srcad."""
     if isinstance(df, _Derivative):
@@ -355,3 +439,6 @@ def stop_gradient(x: Any) -> Any:
 def custom_vjp(fun: Callable) -> CustomVJP:
     """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
     return CustomVJP(fun)
+
+
+FACTORIES.update((grad, value_and_grad))

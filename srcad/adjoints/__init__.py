@@ -4,12 +4,13 @@ from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     arithmetic,
     containers,
     elementwise,
+    generated,
     indexing,
     linalg,
     nondiff,
     reductions,
     shape,
 )
-from srcad.adjoints.registry import adjoint, lookup, nondifferentiable
+from srcad.adjoints.registry import adjoint, lookup, nondifferentiable, tangent
 
-__all__ = ["adjoint", "lookup", "nondifferentiable"]
+__all__ = ["adjoint", "lookup", "nondifferentiable", "tangent"]

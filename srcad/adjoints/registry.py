@@ -1,9 +1,14 @@
-"""The adjoint rule registry: op key -> parsed template, with residuals derived from it.
+"""The rule registry: op key -> parsed adjoint (reverse) and tangent (forward) templates.
 
 A rule is a plain Python function whose first parameter is the op's result and whose other
-parameters are its operands, named and defaulted like the op's own signature. ``d[x]`` is the
-adjoint of ``x``: a store adds a contribution, a load reads the incoming gradient. ``xp`` is
-the array namespace of the call. Any other name assigned in the body is a temporary.
+parameters are its operands, named and defaulted like the op's own signature. ``xp`` is the
+array namespace of the call. Any other name assigned in the body is a temporary.
+
+In an adjoint template ``d[x]`` is the adjoint of ``x``: a store adds a contribution, a load
+reads the incoming gradient. In a tangent template ``d[x]`` is the tangent of operand ``x``
+and each ``d[y] = ...`` store (``y`` the result) is one contribution; contributions add up.
+A contribution is dropped when every operand tangent it reads is zero (the operand does not
+vary); where it also reads other tangents, those are materialized as zeros.
 """
 
 from __future__ import annotations
@@ -67,9 +72,12 @@ class Rule:
     globals: dict[str, Any]
     residuals: frozenset[str]
     shape_preserving: bool
+    #: operands read only for their shape or as indices: no derivative flows to them
+    static: frozenset[str] = frozenset()
 
 
 _RULES: dict[Any, Rule] = {}
+_TANGENTS: dict[Any, Rule] = {}
 _NONDIFF: set[Any] = set()
 
 
@@ -96,28 +104,48 @@ def _residuals(body: list[gast.stmt], params: set[str]) -> frozenset[str]:
     return frozenset(used)
 
 
-def adjoint(*ops: Any, shape_preserving: bool = False) -> Callable[[Callable], Callable]:
-    """Register the decorated template as the adjoint of each of ``ops``."""
+def _parse(template: Callable, shape_preserving: bool, static: tuple[str, ...]) -> Rule:
+    src = textwrap.dedent(inspect.getsource(template))
+    fdef = gast.parse(src).body[0]
+    sig = inspect.signature(template)
+    names = list(sig.parameters)
+    return Rule(
+        key=None,
+        name=template.__name__,
+        body=fdef.body,
+        signature=sig.replace(parameters=list(sig.parameters.values())[1:]),
+        result=names[0],
+        operands=tuple(names[1:]),
+        globals=template.__globals__,
+        residuals=_residuals(fdef.body, set(names)),
+        shape_preserving=shape_preserving,
+        static=frozenset(static),
+    )
+
+
+def adjoint(
+    *ops: Any, shape_preserving: bool = False, static: tuple[str, ...] = ()
+) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the adjoint of each of ``ops``; operands named in
+    ``static`` are read only for their shapes (no gradient flows to them)."""
 
     def register(template: Callable) -> Callable:
-        src = textwrap.dedent(inspect.getsource(template))
-        fdef = gast.parse(src).body[0]
-        sig = inspect.signature(template)
-        names = list(sig.parameters)
-        params = set(names)
-        rule = Rule(
-            key=None,
-            name=template.__name__,
-            body=fdef.body,
-            signature=sig.replace(parameters=list(sig.parameters.values())[1:]),
-            result=names[0],
-            operands=tuple(names[1:]),
-            globals=template.__globals__,
-            residuals=_residuals(fdef.body, params),
-            shape_preserving=shape_preserving,
-        )
+        rule = _parse(template, shape_preserving, static)
         for op in ops:
             _RULES[_key(op)] = rule
+        return template
+
+    return register
+
+
+def tangent(*ops: Any, static: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the tangent (forward-mode) rule of each of
+    ``ops``; operands named in ``static`` carry no tangent into the result."""
+
+    def register(template: Callable) -> Callable:
+        rule = _parse(template, False, static)
+        for op in ops:
+            _TANGENTS[_key(op)] = rule
         return template
 
     return register
@@ -137,6 +165,14 @@ def lookup(op: Any) -> Rule | None:
         return None
 
 
+def lookup_tangent(op: Any) -> Rule | None:
+    """The tangent rule registered for ``op``."""
+    try:
+        return _TANGENTS.get(_key(op))
+    except TypeError:
+        return None
+
+
 def is_nondifferentiable(op: Any) -> bool:
     """Whether ``op`` is declared to have outputs without gradient."""
     try:
@@ -146,5 +182,10 @@ def is_nondifferentiable(op: Any) -> bool:
 
 
 def registered() -> dict[Any, Rule]:
-    """Every registered rule by key."""
+    """Every registered adjoint rule by key."""
     return dict(_RULES)
+
+
+def registered_tangents() -> dict[Any, Rule]:
+    """Every registered tangent rule by key."""
+    return dict(_TANGENTS)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srcad.transform.calls import BuildInProgress
-from srcad.transform.pipeline import Generated, reverse_mode
+from srcad.transform.pipeline import Generated, transform
 
 _CACHE: dict[tuple, tuple[tuple, Generated]] = {}
 _LOCK = threading.RLock()  # re-entrant: transforming a caller transforms its callees
@@ -23,7 +23,7 @@ def _key(func: Callable, *options: Any) -> tuple[tuple, tuple]:
     return (func.__code__, id(func.__globals__), tuple(map(id, cells)), *options), cells
 
 
-def reverse_cached(
+def cached(
     func: Callable,
     wrt: tuple[int, ...],
     single: bool,
@@ -31,7 +31,8 @@ def reverse_cached(
     has_aux: bool = False,
     structures: tuple = (),
 ) -> Generated:
-    """The reverse-mode derivative of ``func``, transformed again only when stale."""
+    """The derivative of ``func`` (``mode``: grad, vjp or jvp), transformed again only when
+    stale."""
     global builds
     key, cells = _key(func, wrt, single, mode, has_aux, structures)
     found = _CACHE.get(key)
@@ -44,7 +45,7 @@ def reverse_cached(
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                found = (cells, reverse_mode(func, wrt, single, mode, has_aux, structures))
+                found = (cells, transform(func, wrt, single, mode, has_aux, structures))
             finally:
                 _BUILDING.discard(key)
             builds += 1

@@ -61,6 +61,9 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if isinstance(obj, CustomVJP):
         return obj.fun, (), {}
+    if callable(getattr(obj, "srcad_function", None)):
+        # a derivative made by srcad, called from code being differentiated
+        return obj.srcad_function(), (), {}
     if isinstance(obj, functools.partial):
         inner = user_callee(obj.func)
         if inner is None:
@@ -91,9 +94,9 @@ class CallVJP:
         """The callee's compiled forward/backward pair, transformed again when stale."""
         gen = self._generated
         if gen is None or not gen.snapshot.current():
-            from srcad.transform.cache import reverse_cached
+            from srcad.transform.cache import cached
 
-            gen = self._generated = reverse_cached(
+            gen = self._generated = cached(
                 self.func, self.wrt, False, "vjp", False, self.structures
             )
         return gen
@@ -110,6 +113,49 @@ class CallVJP:
         return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
 
 
+class CallJVP:
+    """Forward-mode calls to one user function, transformed on first use."""
+
+    def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
+        self.func, self.args, self.kwargs = user_callee(obj)
+        self.wrt = tuple(len(self.args) + k for k in wrt)
+        self.structures = structures
+        self.signature = inspect.signature(self.func)
+        self._generated = None
+
+    def generated(self) -> Any:
+        """The callee's compiled forward-mode function, transformed again when stale."""
+        gen = self._generated
+        if gen is None or not gen.snapshot.current():
+            from srcad.transform.cache import cached
+
+            gen = self._generated = cached(
+                self.func, self.wrt, False, "jvp", False, self.structures
+            )
+        return gen
+
+    def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
+        bound = self.signature.bind(*self.args, *args, **self.kwargs, **kwargs)
+        bound.apply_defaults()
+        positional: list[Any] = []
+        named: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            kind = self.signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                positional.extend(value)
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                named.update(value)
+            elif kind is inspect.Parameter.KEYWORD_ONLY:
+                named[name] = value
+            else:
+                positional.append(value)
+        return self.generated().function(*positional, *tangents, **named)
+
+    def __repr__(self) -> str:
+        return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"
+
+
 class MethodVJP:
     """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
     class's method is transformed like any user function, on first use."""
@@ -120,14 +166,7 @@ class MethodVJP:
         self._handles: dict[Any, CallVJP] = {}
 
     def _handle(self, obj: Any) -> CallVJP:
-        func = getattr(type(obj), self.name, None)
-        if not inspect.isfunction(func):
-            from srcad.errors import NoAdjointError
-
-            raise NoAdjointError(
-                f"{type(obj).__name__}.{self.name}() has no adjoint rule and is not a Python "
-                "function srcad can transform"
-            )
+        func = _method(obj, self.name)
         handle = self._handles.get(func)
         if handle is None:
             handle = self._handles[func] = CallVJP(func, tuple(1 + k for k in self.positions))
@@ -146,3 +185,36 @@ class MethodVJP:
 
     def __repr__(self) -> str:
         return f"<srcad.MethodVJP of .{self.name}() wrt arguments {self.positions}>"
+
+
+class MethodJVP:
+    """Forward-mode calls of ``obj.name(...)`` on an object known only at run time."""
+
+    def __init__(self, name: str, positions: tuple[int, ...]) -> None:
+        self.name = name
+        self.positions = positions
+        self._handles: dict[Any, CallJVP] = {}
+
+    def __call__(self, tangents: tuple, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, tangent)`` of ``obj.name(*args, **kwargs)``."""
+        func = _method(obj, self.name)
+        handle = self._handles.get(func)
+        if handle is None:
+            handle = self._handles[func] = CallJVP(func, tuple(1 + k for k in self.positions))
+        return handle(tangents, obj, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<srcad.MethodJVP of .{self.name}() wrt arguments {self.positions}>"
+
+
+def _method(obj: Any, name: str) -> Callable:
+    """The Python function ``type(obj).name``, or a clear error when there is none."""
+    func = getattr(type(obj), name, None)
+    if not inspect.isfunction(func):
+        from srcad.errors import NoAdjointError
+
+        raise NoAdjointError(
+            f"{type(obj).__name__}.{name}() has no derivative rule and is not a Python "
+            "function srcad can transform"
+        )
+    return func

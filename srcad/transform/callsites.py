@@ -25,7 +25,7 @@ from srcad.transform.calls import (
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements
-from srcad.transform.ops import USER_CALL, classify, operand_names
+from srcad.transform.ops import USER_CALL, Op, classify, operand_names
 
 
 @dataclass
@@ -53,56 +53,18 @@ def rewrite_user_calls(
             continue
         op = classify(stmt.value, source, local)
         where = getanno(stmt, "expr") or stmt
-        if _is_method_of_object(op, activity):
+        if is_method_of_object(op, activity):
             _rewrite_method_call(stmt, op, namer, activity, source, where)
             changed = True
             continue
         if op.key is not USER_CALL:
             continue
-        func, leading, _ = user_callee(op.callee)
-        params = [
-            p.name
-            for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        try:
-            bound = inspect.signature(func).bind(*leading, *op.args, **op.keywords)
-        except TypeError as exc:
-            raise source.error(f"{op.label}: {exc}", where) from None
-        wrt: list[int] = []
-        arguments: list[gast.expr] = []
-        structures: tuple = ()
-        signature = inspect.signature(func)
-        star = next(
-            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None
-        )
-        extra = bound.arguments.get(star, ()) if star else ()
-        if star:
-            # *args: specialized to this call's count; all of them differentiated together
-            leaf = ("leaf",)
-            structures = ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
-        for name, value in bound.arguments.items():
-            if name == star:
-                if any(
-                    operand_names(v) & activity.varied for v in value if isinstance(v, gast.AST)
-                ):
-                    wrt.append(len(params) - len(leading))
-                    arguments.extend(value)
-                continue
-            if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
-                continue
-            if name not in params:
-                raise source.error(
-                    f"{op.label}: a differentiable value passed as '*' or keyword-only "
-                    f"argument '{name}' is not supported yet",
-                    where,
-                )
-            wrt.append(params.index(name) - len(leading))
-            arguments.append(value)
+        func = user_callee(op.callee)[0]
+        wrt, arguments, structures = differentiated_arguments(op, source, activity, where)
         key = (id(op.callee), tuple(wrt), structures)
         if key not in handles and isinstance(op.callee, CustomVJP):
             handles[key] = namer.bind_global(
-                CustomCall(op.callee, tuple(wrt)), f"{_identifier(func.__name__)}_vjp"
+                CustomCall(op.callee, tuple(wrt)), f"{identifier(func.__name__)}_vjp"
             )
         if key not in handles:
             handle = CallVJP(op.callee, tuple(wrt), structures)
@@ -110,9 +72,9 @@ def rewrite_user_calls(
                 handle.generated()  # transform now, so errors in the callee surface here
             except BuildInProgress:
                 pass  # a recursive call: the callee is being transformed right now
-            handles[key] = namer.bind_global(handle, f"{_identifier(func.__name__)}_vjp")
+            handles[key] = namer.bind_global(handle, f"{identifier(func.__name__)}_vjp")
         handle_name = handles[key]
-        residuals = namer.fresh_temp(f"_{_identifier(func.__name__)}_residuals")
+        residuals = namer.fresh_temp(f"_{identifier(func.__name__)}_residuals")
         forward = build.attr(build.load(handle_name), "forward")
         stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
         stmt.value = gast.Call(func=forward, args=op.args, keywords=stmt.value.keywords)
@@ -121,12 +83,57 @@ def rewrite_user_calls(
     return changed
 
 
-def _identifier(name: str) -> str:
+def differentiated_arguments(
+    op: Op, source: Source, activity: Activity, where: gast.AST
+) -> tuple[list[int], list[gast.expr], tuple]:
+    """For a call to a user function: the differentiated parameter indices (not counting
+    arguments a partial or bound method supplies), the argument nodes passed to them, and
+    the pytree structure that packs ``*args`` when the callee has them."""
+    func, leading, _ = user_callee(op.callee)
+    signature = inspect.signature(func)
+    params = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    try:
+        bound = signature.bind(*leading, *op.args, **op.keywords)
+    except TypeError as exc:
+        raise source.error(f"{op.label}: {exc}", where) from None
+    wrt: list[int] = []
+    arguments: list[gast.expr] = []
+    structures: tuple = ()
+    star = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None)
+    extra = bound.arguments.get(star, ()) if star else ()
+    if star:
+        # *args: specialized to this call's count; all of them differentiated together
+        leaf = ("leaf",)
+        structures = ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
+    for name, value in bound.arguments.items():
+        if name == star:
+            if any(operand_names(v) & activity.varied for v in value if isinstance(v, gast.AST)):
+                wrt.append(len(params) - len(leading))
+                arguments.extend(value)
+            continue
+        if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
+            continue
+        if name not in params:
+            raise source.error(
+                f"{op.label}: a differentiable value passed as '*' or keyword-only "
+                f"argument '{name}' is not supported yet",
+                where,
+            )
+        wrt.append(params.index(name) - len(leading))
+        arguments.append(value)
+    return wrt, arguments, structures
+
+
+def identifier(name: str) -> str:
     """``name`` usable inside a generated identifier (``<lambda>`` becomes ``lambda``)."""
     return "".join(c for c in name if c.isalnum() or c == "_") or "f"
 
 
-def _is_method_of_object(op, activity: Activity) -> bool:
+def is_method_of_object(op, activity: Activity) -> bool:
     """``obj.f(...)`` with no rule for ``.f`` on an object that is not differentiated: the
     object's class decides at run time which Python function runs."""
     return (

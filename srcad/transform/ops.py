@@ -18,8 +18,10 @@ from srcad.adjoints.registry import (
     lookup,
 )
 from srcad.transform import build
+from srcad.transform.anno import setanno
 from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source
+from srcad.transform.normalize.walk import all_statements
 
 DYNAMIC_GETITEM = Operator("SubscriptDynamic")
 USER_CALL = Operator("UserCall")
@@ -174,9 +176,35 @@ def differentiable_operand_names(value: gast.expr, op: Op) -> set[str]:
         return operand_names(op.args[0])
     if isinstance(value, gast.Call) and op.callee is None and isinstance(value.func, gast.Name):
         return operand_names(value)
+    static = _static_operands(op)
     names: set[str] = set()
     for arg in op.args:
-        names |= operand_names(arg)
+        if id(arg) not in static:
+            names |= operand_names(arg)
     for arg in op.keywords.values():
-        names |= operand_names(arg)
+        if id(arg) not in static:
+            names |= operand_names(arg)
     return names
+
+
+def _static_operands(op: Op) -> set[int]:
+    """Ids of the operand nodes a rule reads only for their shapes."""
+    rule = op.rule
+    if rule is None or not rule.static:
+        return set()
+    try:
+        bound = rule.signature.bind(*op.args, **op.keywords)
+    except TypeError:
+        return set()
+    return {id(bound.arguments[name]) for name in rule.static if name in bound.arguments}
+
+
+def annotate_purity(body: list[gast.stmt], source: Source, local: set[str]) -> None:
+    """Mark each statement ``pure`` when it only computes a value (the optimizer may drop it
+    once nothing reads it): ops with a rule or without a derivative, not calls of unknowns."""
+    for stmt in all_statements(body):
+        pure = False
+        if isinstance(stmt, gast.Assign):
+            op = classify(stmt.value, source, local)
+            pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
+        setanno(stmt, "pure", pure)

@@ -12,16 +12,19 @@ import srcad.adjoints  # noqa: F401  (registers the rules)
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.codegen import compile_source, to_source
 from srcad.transform.fence import fence
+from srcad.transform.forward import forward
 from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
+from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
@@ -74,7 +77,7 @@ def normalize(
     return rename(tree, namer)
 
 
-def reverse_mode(
+def transform(
     func: Callable,
     wrt: tuple[int, ...],
     single: bool,
@@ -82,7 +85,9 @@ def reverse_mode(
     has_aux: bool = False,
     structures: tuple = (),
 ) -> Generated:
-    """Transform ``func`` into its reverse-mode derivative (``mode``: grad or vjp).
+    """Transform ``func`` into its derivative: reverse mode (``mode``: grad or vjp) or
+    forward mode (``mode="jvp"``: the function takes the parameters, then one tangent per
+    ``wrt`` leaf, and returns ``(value, tangent)``).
 
     With ``has_aux`` the function returns ``(output, aux)``; the generated function returns
     ``((value, aux), grads)`` (grad) or ``((value, aux), residuals)`` (vjp).
@@ -90,6 +95,7 @@ def reverse_mode(
     one parameter per leaf, and the gradients come back flat, leaf by leaf.
     """
     source = parse_function(func)
+    unbind_namespaces(source)
     namer = Namer.for_tree(source.tree)
     params = source.params
     if source.tree.args.vararg is not None:
@@ -97,11 +103,15 @@ def reverse_mode(
     free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
+    fold_derivatives(source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
-    tree = normalize(source, namer, has_aux, by_name, outputs=mode == "vjp")
+    tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
-    result = reverse(tree, source, namer, wrt_names, single, mode)
+    if mode == "jvp":
+        result = forward(tree, source, namer, wrt_names)
+    else:
+        result = reverse(tree, source, namer, wrt_names, single, mode)
     functions = result if isinstance(result, list) else [result]
     texts = []
     for function in functions:
@@ -112,7 +122,7 @@ def reverse_mode(
     label = f"{mode} of {source.name} ({source.filename}:{source.first_line})"
     scope = compile_source(text, namer.globals, label)
     compiled = [scope[f.name] for f in functions]
-    if not structures:
+    if not structures and mode != "jvp":
         compiled[0].__defaults__ = func.__defaults__
         compiled[0].__kwdefaults__ = func.__kwdefaults__
     backward = compiled[1] if len(compiled) > 1 else None

@@ -37,7 +37,7 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
-from srcad.transform.ops import UNKNOWN, classify, operand_names
+from srcad.transform.ops import UNKNOWN, annotate_purity, classify, operand_names
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
@@ -411,7 +411,11 @@ class _Sweep:
                     )
         stored = stored_params(rule)
         for param, node in bound.items():
-            if param not in stored and operand_names(node) & ctx.activity.varied:
+            if (
+                param not in stored
+                and param not in rule.static
+                and operand_names(node) & ctx.activity.varied
+            ):
                 raise source.error(
                     f"the gradient of {op.label} with respect to its argument '{param}' is "
                     "not implemented",
@@ -554,15 +558,6 @@ def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
     return stmt
 
 
-def _annotate_purity(body: list[gast.stmt], source: Source, local: set[str]) -> None:
-    for stmt in all_statements(body):
-        pure = False
-        if isinstance(stmt, gast.Assign):
-            op = classify(stmt.value, source, local)
-            pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
-        setanno(stmt, "pure", pure)
-
-
 def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
     """Give each while loop a trip counter, assigned just before the loop."""
 
@@ -604,7 +599,8 @@ def reverse(
 ) -> gast.FunctionDef | list[gast.FunctionDef]:
     """Build the gradient function of the normalized ``tree`` with respect to ``wrt``.
 
-    ``mode="grad"`` gives one function returning ``(value, grads)``; ``mode="vjp"`` gives a
+    ``mode="grad"`` gives one function returning ``(value, grads)`` (``"gradient"``: the
+    gradients alone, a function that can be differentiated again); ``mode="vjp"`` gives a
     forward function returning ``(value, residuals)`` and a backward function
     ``(residuals, cotangent) -> grads``.
     """
@@ -624,12 +620,12 @@ def reverse(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, outputs)
-    _annotate_purity(body, source, local)
+    annotate_purity(body, source, local)
     updated = set(getanno(tree, "inplace") or ())
     groups = alias_groups(body, updated)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, params) - set().union(*groups.values())
-    shapes = analyse_shapes(body, source, local, stable, output if mode == "grad" else None)
+    shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
         {}, stable, getanno(tree, "setitem"),
@@ -696,13 +692,12 @@ def reverse(
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])
-    if mode == "grad":
-        new.name = namer.fresh("value_and_grad_" + tree.name)
+    if mode in ("grad", "gradient"):
+        with_value = mode == "grad"
+        new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
         seed_line = _generated(build.assign(seed, build.const(1.0)))
-        new.body = [
-            *prologue, *forward, seed_line, *backward,
-            build.ret(build.tuple_([value_expr, grads_expr])),
-        ]  # fmt: skip
+        result = build.tuple_([value_expr, grads_expr]) if with_value else grads_expr
+        new.body = [*prologue, *forward, seed_line, *backward, build.ret(result)]
         return new
     extra = {ctx.tape_name} if sweep.pushes else set()
     if any(

@@ -1,0 +1,310 @@
+"""Forward mode: every active statement is followed by the statement computing its tangent.
+
+Control flow stays as it is (a loop computes its tangents as it goes), so forward mode
+needs no tape. Tangents are plain local variables named like adjoints (``dh`` for ``h``);
+a value that does not vary with the differentiated inputs has no tangent at all, and a
+rule's terms for such operands are dropped when the code is generated.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from srcad.adjoints.registry import lookup_tangent
+from srcad.errors import NoAdjointError
+from srcad.runtime import inplace, tangents
+from srcad.runtime.backend import array_namespace
+from srcad.transform import build
+from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import CallJVP, CustomVJP, MethodJVP
+from srcad.transform.callsites import (
+    differentiated_arguments,
+    identifier,
+    is_method_of_object,
+)
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.ops import COPY, LIST, USER_CALL, annotate_purity, classify, operand_names
+from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate
+
+_BUILTIN_CONTAINERS = ("Tuple", "List", "Dict")
+
+
+@dataclass
+class _Forward:
+    """One forward-mode transformation: the tangent names and what the statements need."""
+
+    source: Source
+    namer: Namer
+    local: set[str]
+    activity: Activity
+    xp_name: str
+    updated: set[str]
+    tangents: dict[str, str] = field(default_factory=dict)
+    handles: dict[tuple, str] = field(default_factory=dict)
+
+    def tangent(self, name: str) -> str:
+        if name not in self.tangents:
+            self.tangents[name] = self.namer.adjoint(name)
+        return self.tangents[name]
+
+    def active(self, name: str) -> bool:
+        return self.activity.active(name)
+
+    def zeros(self, node: gast.expr) -> gast.expr:
+        helper = self.namer.bind_global(tangents.zero_tangent, "zero_tangent")
+        return build.call(helper, copy.deepcopy(node))
+
+    def tangent_of(self, node: gast.expr) -> gast.expr:
+        """The tangent of an operand expression: its tangent variable, or zeros."""
+        if isinstance(node, gast.Name) and self.active(node.id):
+            return build.load(self.tangent(node.id))
+        return self.zeros(node)
+
+    # ---- statements ----
+
+    def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in body:
+            if isinstance(stmt, gast.Assign):
+                out.extend(self.assign(stmt))
+            elif isinstance(stmt, gast.If):
+                stmt.body = self.block(stmt.body) or [gast.Pass()]
+                stmt.orelse = self.block(stmt.orelse)
+                out.append(stmt)
+            elif isinstance(stmt, (gast.For, gast.While)):
+                stmt.body = self.block(stmt.body)
+                out.append(stmt)
+            else:
+                out.append(stmt)
+        return out
+
+    def assign(self, stmt: gast.Assign) -> list[gast.stmt]:
+        names = [n for n in targets(stmt) if self.active(n)]
+        if not names:
+            return [stmt]
+        where = getanno(stmt, "expr") or stmt
+        target = stmt.targets[0]
+        if not isinstance(target, gast.Name):
+            raise self.source.error(
+                "unpacking a differentiable value into several names is not supported yet",
+                where,
+            )
+        name = target.id
+        op = classify(stmt.value, self.source, self.local)
+        if op.key is USER_CALL or is_method_of_object(op, self.activity):
+            return self.user_call(stmt, op, where)
+        varied = operand_names(stmt.value) & self.activity.varied
+        if op.nondifferentiable or not varied:
+            # a loop-carried or updated value starts here from something constant
+            return [stmt, _generated(build.assign(self.tangent(name), self.zeros(target)))]
+        if op.key is LIST:
+            elements = gast.List(elts=[self.tangent_of(e) for e in op.args], ctx=gast.Load())
+            return [stmt, _generated(build.assign(self.tangent(name), elements))]
+        rule = lookup_tangent(op.key)
+        if rule is None:
+            if op.label in _BUILTIN_CONTAINERS:
+                raise self.source.error(
+                    "building a container of differentiable values is not supported yet", where
+                )
+            raise self.source.error(
+                f"no tangent rule for {op.label}: srcad cannot differentiate this call in "
+                "forward mode; register one with srcad.tangent",
+                where,
+                NoAdjointError,
+            )
+        try:
+            bound = bind(rule, op.args, op.keywords)
+        except TemplateError as exc:
+            raise self.source.error(
+                f"{op.label}: arguments not supported for differentiation ({exc})", where
+            ) from None
+        primal = [stmt]
+        result = name
+        if name in operand_names(stmt.value):
+            # the op reads the name it assigns: its rule must still see the old value
+            result = self.namer.temp()
+            primal = [
+                gast.Assign(targets=[build.store(result)], value=stmt.value, type_comment=None),
+                build.assign(name, build.load(result)),
+            ]
+            primal[0] = gast.copy_location(primal[0], stmt)
+            for new in primal:
+                for key in ("origin", "expr"):
+                    setanno(new, key, getanno(stmt, key))
+        try:
+            body = instantiate(rule, build.load(result), bound, self.namer, self.xp_name)
+        except TemplateError as exc:
+            raise self.source.error(f"{op.label}: {exc}", where) from None
+        tangent_stmts = self.contributions(body, name, op.label, where)
+        if op.key is not COPY and name in self.updated:
+            tangent_stmts = self.own(tangent_stmts)
+        if len(primal) == 2:
+            return [primal[0], *tangent_stmts, primal[1]]
+        return [*primal, *tangent_stmts]
+
+    def contributions(
+        self, body: list[gast.stmt], name: str, label: str, where: gast.AST
+    ) -> list[gast.stmt]:
+        """The template's temporaries, then one assignment of the summed contributions."""
+        temps: list[gast.stmt] = []
+        terms: list[gast.expr] = []
+        for tstmt in body:
+            if not isinstance(tstmt, gast.Assign):
+                raise self.source.error(f"the tangent rule of {label} is not a template", where)
+            dest = tstmt.targets[0]
+            reads = _tangent_reads(tstmt.value)
+            value = _TangentReader(self).visit(tstmt.value)
+            if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
+                if any(isinstance(r, gast.Name) and self.active(r.id) for r in reads):
+                    terms.append(value)
+                continue
+            tstmt.value = value
+            temps.append(_generated(tstmt))
+        if not terms:
+            value: gast.expr = self.zeros(build.load(name))
+        else:
+            value = terms[0]
+            for term in terms[1:]:
+                value = build.binop(value, gast.Add(), term)
+        return [*temps, _generated(build.assign(self.tangent(name), value))]
+
+    def own(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        """An array updated in place gets a tangent no other tangent shares."""
+        last = stmts[-1]
+        value = last.value
+        if isinstance(value, (gast.Name, gast.Call)):
+            helper = self.namer.bind_global(inplace.copied, "copied")
+            last.value = build.call(helper, value)
+        return stmts
+
+    def user_call(self, stmt: gast.Assign, op, where: gast.AST) -> list[gast.stmt]:
+        """``y, dy = f_jvp((da,), a, b)``: the callee's own forward-mode function."""
+        name = stmt.targets[0].id
+        if isinstance(op.callee, CustomVJP):
+            raise self.source.error(
+                f"{op.label} has a custom vjp, which forward mode cannot use; give it a "
+                "custom jvp instead (or differentiate in reverse mode)",
+                where,
+            )
+        call = stmt.value
+        if op.key is USER_CALL:
+            wrt, arguments, structures = differentiated_arguments(
+                op, self.source, self.activity, where
+            )
+            key = (id(op.callee), tuple(wrt), structures)
+            if key not in self.handles:
+                handle = CallJVP(op.callee, tuple(wrt), structures)
+                label = getattr(handle.func, "__name__", "f")
+                self.handles[key] = self.namer.bind_global(handle, f"{identifier(label)}_jvp")
+            func = build.load(self.handles[key])
+            args = list(op.args)
+        else:
+            for kw in call.keywords:
+                if operand_names(kw.value) & self.activity.varied:
+                    raise self.source.error(
+                        f"{op.label}: pass differentiable values to a method positionally",
+                        where,
+                    )
+            positions = tuple(
+                k for k, arg in enumerate(call.args) if operand_names(arg) & self.activity.varied
+            )
+            arguments = [call.args[k] for k in positions]
+            method = op.key.name
+            handle = MethodJVP(method, positions)
+            func = build.load(self.namer.bind_global(handle, f"{method}_jvp"))
+            args = [op.args[0], *call.args]
+        tangents = build.tuple_([self.tangent_of(a) for a in arguments])
+        stmt.targets = [
+            build.tuple_([build.store(name), build.store(self.tangent(name))], gast.Store())
+        ]
+        stmt.value = gast.Call(func=func, args=[tangents, *args], keywords=call.keywords)
+        setanno(stmt, "pure", False)
+        return [stmt]
+
+
+def _tangent_reads(value: gast.expr) -> list[gast.expr]:
+    """The operand expressions whose tangents ``value`` reads (``d[x]``)."""
+    return [
+        n.slice
+        for n in gast.walk(value)
+        if isinstance(n, gast.Subscript)
+        and isinstance(n.value, gast.Name)
+        and n.value.id == ADJOINT
+    ]
+
+
+class _TangentReader(gast.NodeTransformer):
+    """``d[x]`` becomes the tangent variable of ``x``, or zeros where ``x`` does not vary."""
+
+    def __init__(self, forward: _Forward) -> None:
+        self.forward = forward
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.AST:
+        if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
+            return self.forward.tangent_of(node.slice)
+        return self.generic_visit(node)
+
+
+def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
+    setanno(stmt, "pure", pure)
+    setanno(stmt, "generated", True)
+    return stmt
+
+
+def forward(
+    tree: gast.FunctionDef, source: Source, namer: Namer, wrt: list[str]
+) -> gast.FunctionDef:
+    """Build the forward-mode function of the normalized ``tree``: it takes the parameters,
+    then one tangent per ``wrt`` parameter, and returns ``(value, tangent)``."""
+    body = list(tree.body)
+    ret = body.pop()
+    output = ret.value.id
+    returned = getanno(tree, "outputs")
+    outputs = returned[1] if returned else [output]
+    params = [a.id for a in tree.args.posonlyargs + tree.args.args]
+    local = local_names(tree)
+    activity = analyse_activity(body, source, local, wrt, outputs)
+    annotate_purity(body, source, local)
+    xp_name = namer.fresh("xp")
+    ctx = _Forward(source, namer, local, activity, xp_name, set(getanno(tree, "inplace") or ()))
+    for name in wrt:
+        ctx.tangent(name)
+    new_body = ctx.block(body)
+    tangent_params = [build.param(ctx.tangents[name]) for name in wrt]
+    namespace = namer.bind_global(array_namespace, "array_namespace")
+    prologue = _generated(
+        build.assign(xp_name, build.call(namespace, *map(build.load, params))), False
+    )
+    leaf_tangents = {o: ctx.tangent_of(build.load(o)) for o in outputs}
+    if returned:
+        value_expr: gast.expr = copy.deepcopy(returned[0])
+        tangent_expr = _ReplaceNames(leaf_tangents).visit(copy.deepcopy(returned[0]))
+    else:
+        value_expr, tangent_expr = ret.value, leaf_tangents[output]
+    aux = getanno(tree, "aux")
+    if aux is not None:
+        value_expr = build.tuple_([value_expr, build.load(aux)])
+    new = copy.copy(tree)
+    new.name = namer.fresh("jvp_" + tree.name)
+    new.args = copy.copy(tree.args)
+    new.args.args = [*tree.args.args, *tangent_params]
+    new.args.defaults = []
+    new.body = [prologue, *new_body, build.ret(build.tuple_([value_expr, tangent_expr]))]
+    setanno(new, "xp_name", xp_name)
+    return new
+
+
+class _ReplaceNames(gast.NodeTransformer):
+    def __init__(self, replacements: dict[str, gast.expr]) -> None:
+        self.replacements = replacements
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        if node.id in self.replacements:
+            return copy.deepcopy(self.replacements[node.id])
+        return node
