@@ -15,7 +15,7 @@ from srcad.runtime.accumulate import (
     unreduce,
 )
 from srcad.runtime.backend import array_namespace, math_namespace
-from srcad.runtime.higher import reduce_like, reshape_like, spread_like
+from srcad.runtime.higher import reduce_like, reshape_like, spread_like, unreduce_like
 from srcad.runtime.inplace import zeroed
 from srcad.runtime.tangents import broadcast_like
 
@@ -119,3 +119,46 @@ def copied_adjoint(y, x):
 @tangent(inplace.copied)
 def copied_tangent(y, x):
     d[y] = inplace.copied(d[x])
+
+
+# ---- the helpers of these rules, for third and higher derivatives ----
+
+
+@adjoint(spread_like, static=("like",))
+def spread_like_adjoint(y, g, like):
+    d[g] = spread_like(d[y], g)
+
+
+@tangent(spread_like, static=("like",))
+def spread_like_tangent(y, g, like):
+    d[y] = spread_like(d[g], like)
+
+
+@adjoint(reshape_like, static=("like",))
+def reshape_like_adjoint(y, g, like):
+    d[g] = reshape_like(d[y], g)
+
+
+@tangent(reshape_like, static=("like",))
+def reshape_like_tangent(y, g, like):
+    d[y] = reshape_like(d[g], like)
+
+
+@adjoint(reduce_like, static=("like",))
+def reduce_like_adjoint(y, g, like, axis=None, keepdims=False):
+    d[g] = unreduce_like(d[y], g, axis, keepdims)
+
+
+@tangent(reduce_like, static=("like",))
+def reduce_like_tangent(y, g, like, axis=None, keepdims=False):
+    d[y] = reduce_like(d[g], like, axis, keepdims)
+
+
+@adjoint(unreduce_like, static=("x",))
+def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False):
+    d[g] = reduce_like(d[y], g, axis, keepdims)
+
+
+@tangent(unreduce_like, static=("x",))
+def unreduce_like_tangent(y, g, x, axis=None, keepdims=False):
+    d[y] = unreduce_like(d[g], x, axis, keepdims)

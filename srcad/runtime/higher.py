@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.accumulate import unbroadcast, unreduce
 from srcad.runtime.backend import array_namespace
 
 
@@ -46,3 +46,12 @@ def reshape_like(g: Any, like: Any) -> Any:
     if _shape(g) == _shape(like):
         return g
     return _as(array_namespace(g).reshape(g, _shape(like)), like)
+
+
+def unreduce_like(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The adjoint of :func:`reduce_like`: ``g`` spread back over ``x``'s reduced axes."""
+    xp = array_namespace(g, x)
+    reduced = xp.sum(x, axis=axis, keepdims=keepdims)
+    if _shape(g) != _shape(reduced):
+        g = xp.reshape(g, _shape(reduced))
+    return unreduce(g, x, axis, keepdims)

@@ -59,6 +59,8 @@ class CustomCall:
 
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
+    if getattr(obj, "__module__", "").startswith("srcad.runtime"):
+        return None  # srcad's own helpers have rules, or no derivative at all
     if isinstance(obj, CustomVJP):
         return obj.fun, (), {}
     if callable(getattr(obj, "srcad_function", None)):

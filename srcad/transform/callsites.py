@@ -25,7 +25,7 @@ from srcad.transform.calls import (
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements
-from srcad.transform.ops import USER_CALL, Op, classify, operand_names
+from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
 
 
 @dataclass
@@ -39,7 +39,12 @@ class UserCall:
 
 
 def rewrite_user_calls(
-    body: list[gast.stmt], source: Source, namer: Namer, local: set[str], activity: Activity
+    body: list[gast.stmt],
+    source: Source,
+    namer: Namer,
+    local: set[str],
+    activity: Activity,
+    tapes: set[str] = frozenset(),
 ) -> bool:
     """``y = f(a, b)`` with ``f`` a user function and ``y`` active becomes
     ``y, f_res = f_vjp.forward(a, b)``; the backward pass calls ``f_vjp.backward``."""
@@ -49,7 +54,7 @@ def rewrite_user_calls(
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         target = stmt.targets[0].id
-        if not activity.active(target):
+        if not activity.active(target) or tape_call(stmt, tapes, "pop") is not None:
             continue
         op = classify(stmt.value, source, local)
         where = getanno(stmt, "expr") or stmt

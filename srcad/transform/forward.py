@@ -29,7 +29,16 @@ from srcad.transform.callsites import (
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
-from srcad.transform.ops import COPY, LIST, USER_CALL, annotate_purity, classify, operand_names
+from srcad.transform.ops import (
+    COPY,
+    LIST,
+    USER_CALL,
+    annotate_purity,
+    classify,
+    operand_names,
+    tape_call,
+    tape_names,
+)
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate
 
 _BUILTIN_CONTAINERS = ("Tuple", "List", "Dict")
@@ -45,6 +54,7 @@ class _Forward:
     activity: Activity
     xp_name: str
     updated: set[str]
+    tapes: set[str] = field(default_factory=set)
     tangents: dict[str, str] = field(default_factory=dict)
     handles: dict[tuple, str] = field(default_factory=dict)
 
@@ -81,10 +91,48 @@ class _Forward:
                 stmt.body = self.block(stmt.body)
                 out.append(stmt)
             else:
-                out.append(stmt)
+                out.extend([stmt, *self.tape_push(stmt)])
         return out
 
+    # ---- the tape of generated code differentiated again: tangents ride a tape of their own
+
+    def tape_push(self, stmt: gast.stmt) -> list[gast.stmt]:
+        call = tape_call(stmt, self.tapes, "push")
+        if call is None:
+            if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
+                raise self.source.error(
+                    "a call for its side effect on a differentiated value cannot be "
+                    "differentiated; assign its result instead",
+                    getanno(stmt, "expr") or stmt,
+                )
+            return []
+        value = call.args[0]
+        if not operand_names(value) & self.activity.varied:
+            return []
+        if not isinstance(value, gast.Name):
+            raise self.source.error(
+                "differentiating this tape push again is not supported", stmt
+            )
+        push = build.attr(build.load(self.tangent(call.func.value.id)), "push")
+        return [_generated(gast.Expr(value=build.call(push, self.tangent_of(value))), False)]
+
+    def tape_pop(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
+        name = stmt.targets[0].id
+        if name not in self.activity.varied:
+            return [stmt]
+        pop = build.call(build.attr(build.load(self.tangent(call.func.value.id)), "pop"))
+        if not self.active(name):
+            return [stmt, _generated(gast.Expr(value=pop), False)]
+        return [stmt, _generated(build.assign(self.tangent(name), pop), False)]
+
     def assign(self, stmt: gast.Assign) -> list[gast.stmt]:
+        pop = tape_call(stmt, self.tapes, "pop")
+        if pop is not None:
+            return self.tape_pop(stmt, pop)
+        if isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in self.tapes:
+            tape = stmt.targets[0].id
+            new = build.assign(self.tangent(tape), copy.deepcopy(stmt.value))
+            return [stmt, _generated(new)]
         names = [n for n in targets(stmt) if self.active(n)]
         if not names:
             return [stmt]
@@ -102,7 +150,7 @@ class _Forward:
         varied = operand_names(stmt.value) & self.activity.varied
         if op.nondifferentiable or not varied:
             # a loop-carried or updated value starts here from something constant
-            return [stmt, _generated(build.assign(self.tangent(name), self.zeros(target)))]
+            return [stmt, _generated(build.assign(self.tangent(name), self.zeros(build.load(name))))]
         if op.key is LIST:
             elements = gast.List(elts=[self.tangent_of(e) for e in op.args], ctx=gast.Load())
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
@@ -272,7 +320,9 @@ def forward(
     activity = analyse_activity(body, source, local, wrt, outputs)
     annotate_purity(body, source, local)
     xp_name = namer.fresh("xp")
-    ctx = _Forward(source, namer, local, activity, xp_name, set(getanno(tree, "inplace") or ()))
+    updated = set(getanno(tree, "inplace") or ())
+    tapes = tape_names(body, source, local)
+    ctx = _Forward(source, namer, local, activity, xp_name, updated, tapes)
     for name in wrt:
         ctx.tangent(name)
     new_body = ctx.block(body)

@@ -208,3 +208,33 @@ def annotate_purity(body: list[gast.stmt], source: Source, local: set[str]) -> N
             op = classify(stmt.value, source, local)
             pure = op.key is not UNKNOWN and (op.rule is not None or op.nondifferentiable)
         setanno(stmt, "pure", pure)
+
+
+def tape_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[str]:
+    """Names bound to a :class:`~srcad.runtime.tape.Tape` (in generated code being
+    differentiated again)."""
+    from srcad.runtime.tape import Tape
+
+    return {
+        stmt.targets[0].id
+        for stmt in all_statements(body)
+        if isinstance(stmt, gast.Assign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.Call)
+        and source.resolve(stmt.value.func, local) is Tape
+    }
+
+
+def tape_call(stmt: gast.stmt, tapes: set[str], method: str) -> gast.Call | None:
+    """The call ``tape.push(v)`` (an expression statement) or ``tape.pop()`` (assigned)."""
+    value = getattr(stmt, "value", None)
+    if (
+        isinstance(stmt, (gast.Expr, gast.Assign))
+        and isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and value.func.attr == method
+        and isinstance(value.func.value, gast.Name)
+        and value.func.value.id in tapes
+    ):
+        return value
+    return None

@@ -37,7 +37,14 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
-from srcad.transform.ops import UNKNOWN, annotate_purity, classify, operand_names
+from srcad.transform.ops import (
+    UNKNOWN,
+    annotate_purity,
+    classify,
+    operand_names,
+    tape_call,
+    tape_names,
+)
 from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
@@ -68,6 +75,8 @@ class _Context:
     adjoint_names: dict[str, str]
     stable: frozenset[str]
     setitem: str | None = None
+    #: tapes of generated code being differentiated again, and the tapes of their adjoints
+    tapes: dict[str, str] = field(default_factory=dict)
 
     def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
@@ -202,7 +211,29 @@ class _Sweep:
             return self.for_loop(stmt)
         if isinstance(stmt, gast.While):
             return self.while_loop(stmt)
+        push = tape_call(stmt, set(self.ctx.tapes), "push")
+        if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
+            return [stmt], self.push_backward
         return [stmt], []
+
+    def push_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
+        """A value pushed on a tape gets the adjoint its pop handed on."""
+        value = stmt.value.args[0]
+        if not isinstance(value, gast.Name):
+            raise self.ctx.source.error("differentiating this tape push again is not supported", stmt)
+        tape = self.ctx.tapes[stmt.value.func.value.id]
+        pop = build.call(build.attr(build.load(tape), "pop"))
+        return self.contribute(value, pop, False, stmt)
+
+    def pop_backward(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
+        """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""
+        name = stmt.targets[0].id
+        tape = self.ctx.tapes[call.func.value.id]
+        adjoint = build.load(self.adj(name)) if name in self.state else self.zeros(name).value
+        push = build.call(build.attr(build.load(tape), "push"), adjoint)
+        self.state.discard(name)
+        self.owned.discard(name)
+        return [_generated(gast.Expr(value=push), False)]
 
     def deferred(self, body: list[gast.stmt]):
         """Forward code now; the backward code is generated later, in backward order."""
@@ -323,8 +354,12 @@ class _Sweep:
         target = stmt.targets[0]
         live = [n for n in names if n in self.state]
         call = getanno(stmt, "user_call")
+        pop = tape_call(stmt, set(ctx.tapes), "pop")
         self.contributed: set[str] = set()
-        if call is not None:
+        if pop is not None:
+            if names[0] in ctx.activity.varied:
+                out.extend(self.pop_backward(stmt, pop))
+        elif call is not None:
             if names[0] in self.state:
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
@@ -615,7 +650,8 @@ def reverse(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[]))  # fmt: skip
     activity = analyse_activity(body, source, local, wrt, outputs)
-    if rewrite_user_calls(body, source, namer, local, activity):
+    tapes = tape_names(body, source, local)
+    if rewrite_user_calls(body, source, namer, local, activity, tapes):
         local = local_names(gast.FunctionDef(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
@@ -630,6 +666,7 @@ def reverse(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
         {}, stable, getanno(tree, "setitem"),
     )  # fmt: skip
+    ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     seeds = [ctx.adjoint_names.setdefault(o, namer.adjoint(o)) for o in outputs]
     seed = seeds[0]
     available = set(stable) | loop_targets(body)
@@ -684,7 +721,11 @@ def reverse(
         value_name = namer.fresh_temp("value")
         forward.append(_generated(build.assign(value_name, build.load(output)), False))
         ret = build.ret(build.load(value_name))
-    backward = backward + finish
+    adjoint_tapes = [
+        _generated(build.assign(d_tape, build.call(namer.bind_global(Tape, "Tape"))))
+        for d_tape in ctx.tapes.values()
+    ]
+    backward = adjoint_tapes + backward + finish
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)

@@ -66,6 +66,14 @@ class _Loops:
             return [stmt]
         if isinstance(it, (gast.Tuple, gast.List)):
             return self.unroll(stmt)
+        if fn is builtins.reversed and len(it.args) == 1 and self.callee(it.args[0]) is range:
+            # reversed(range(...)) (as generated backward loops read): the reversed range
+            steps = self.namer.fresh_temp("_steps")
+            backwards = gast.Slice(lower=None, upper=None, step=build.const(-1))
+            value = gast.Subscript(value=it.args[0], slice=backwards, ctx=gast.Load())
+            parts = [build.attr(build.load(steps), p) for p in ("start", "stop", "step")]
+            stmt.iter = gast.copy_location(build.call(self.builtin("range"), *parts), it)
+            return [self._mark(build.assign(steps, value), stmt), stmt]
         if fn in _ITERATORS or (
             isinstance(it, gast.Call)
             and isinstance(it.func, gast.Attribute)
