@@ -33,7 +33,9 @@ def make_function(body: str, params: str, namespace: dict[str, Any] | None = Non
 
 
 def check(expr: str, *args: Any, wrt: tuple[int, ...] | None = None, **tol: Any) -> float:
-    """Check the gradient of ``sum(weights * expr)`` over the float arguments ``args``.
+    """Check ``expr`` in both modes over the float arguments ``args``: the gradient of
+    ``sum(weights * expr)`` (reverse) and the jvp of ``expr`` along a random direction
+    (forward), each against central finite differences.
 
     ``expr`` names its arguments x, y, z, ... in order. Random weights make every output
     element count with a different factor, so a wrong reduction cannot hide.
@@ -50,7 +52,64 @@ def check(expr: str, *args: Any, wrt: tuple[int, ...] | None = None, **tol: Any)
             for k, a in enumerate(args)
             if isinstance(a, float) or getattr(getattr(a, "dtype", None), "kind", "") == "f"
         )
+    check_jvp(probe, args, wrt, **tol)
+    if len(wrt) > 1:
+        # one operand varying alone: the others' terms are dropped or their tangents zeros,
+        # and a lone term must still have the result's full shape
+        for k in wrt:
+            check_jvp(probe, args, (k,), **tol)
     return srcad.check_grad(f, *args, wrt=wrt, **tol)
+
+
+def check_jvp(
+    f: Any,
+    args: tuple[Any, ...],
+    wrt: tuple[int, ...],
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> None:
+    """Check ``srcad.jvp(f)`` along a random direction against a central finite difference
+    of ``f`` along it, element by element, and its primal output against ``f`` itself."""
+    args = tuple(
+        np.array(a, dtype=np.float64) if k in wrt and isinstance(a, np.ndarray) else a
+        for k, a in enumerate(args)
+    )
+    rng = np.random.default_rng(len(args) + 17 * len(wrt))
+    tangents = tuple(_direction(a, rng) if k in wrt else None for k, a in enumerate(args))
+    out, tangent = srcad.jvp(f, args, tangents)
+    expected = f(*args)
+    np.testing.assert_array_equal(out, expected, err_msg="jvp's primal output differs from f")
+    # a tangent of a smaller, broadcastable shape would give wrong reductions downstream
+    assert np.shape(tangent) == np.shape(expected), (
+        f"tangent has shape {np.shape(tangent)}, the output {np.shape(expected)}"
+    )
+    up = f(*(_step(a, t, eps) for a, t in zip(args, tangents)))
+    down = f(*(_step(a, t, -eps) for a, t in zip(args, tangents)))
+    numeric = (np.asarray(up, dtype=np.float64) - np.asarray(down, dtype=np.float64)) / (2 * eps)
+    np.testing.assert_allclose(
+        np.asarray(tangent, dtype=np.float64),
+        numeric,
+        rtol=rtol,
+        atol=atol,
+        err_msg="jvp differs from finite differences along the tangent",
+    )
+
+
+def _direction(a: Any, rng: np.random.Generator) -> Any:
+    """A random tangent of the type and shape of ``a``."""
+    if isinstance(a, float):
+        return float(rng.uniform(-1.0, 1.0))
+    return np.asarray(rng.uniform(-1.0, 1.0, size=np.shape(a)), dtype=np.float64)[()]
+
+
+def _step(a: Any, t: Any, eps: float) -> Any:
+    """``a + eps * t`` keeping ``a``'s type (``a`` itself when it has no tangent)."""
+    if t is None:
+        return a
+    if isinstance(a, float):
+        return a + eps * t
+    return np.asarray(a + eps * t, dtype=np.float64)[()] if np.ndim(a) == 0 else a + eps * t
 
 
 def rand(*shape: int, low: float = -2.0, high: float = 2.0, seed: int = 0) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Operator, adjoint, d, xp
+from srcad.adjoints.registry import Operator, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import grad_matmul_lhs, grad_matmul_rhs, unbroadcast
+from srcad.runtime.tangents import broadcast_like
 
 
 @adjoint(Operator("Add"), np.add)
@@ -61,3 +62,68 @@ def neg(y, x):
 @adjoint(Operator("UAdd"), Operator("Copy"), np.positive, float, shape_preserving=True)
 def identity(y, x):
     d[x] = d[y]
+
+
+# ---- tangents ----
+
+
+@tangent(Operator("Add"), np.add)
+def add_tangent(y, a, b):
+    d[y] = broadcast_like(d[a], y)
+    d[y] = broadcast_like(d[b], y)
+
+
+@tangent(Operator("Sub"), np.subtract)
+def sub_tangent(y, a, b):
+    d[y] = broadcast_like(d[a], y)
+    d[y] = broadcast_like(-d[b], y)
+
+
+@tangent(Operator("Mult"), np.multiply)
+def mul_tangent(y, a, b):
+    d[y] = d[a] * b
+    d[y] = a * d[b]
+
+
+@tangent(Operator("Square"))
+def mul_self_tangent(y, a):
+    d[y] = 2 * a * d[a]
+
+
+@tangent(Operator("Div"), np.divide)
+def truediv_tangent(y, a, b):
+    d[y] = d[a] / b
+    d[y] = -d[b] * y / b
+
+
+@tangent(Operator("Pow"), np.power)
+def power_tangent(y, a, b):
+    d[y] = d[a] * b * a ** (b - 1)
+    d[y] = d[b] * y * xp.log(a)
+
+
+@tangent(Operator("Mod"), np.mod)
+def mod_tangent(y, a, b):
+    d[y] = broadcast_like(d[a], y)
+    d[y] = -d[b] * xp.floor_divide(a, b)
+
+
+@tangent(Operator("MatMult"), np.matmul)
+def matmul_tangent(y, a, b):
+    d[y] = d[a] @ b
+    d[y] = a @ d[b]
+
+
+@tangent(Operator("USub"), np.negative)
+def neg_tangent(y, x):
+    d[y] = -d[x]
+
+
+@tangent(Operator("UAdd"), Operator("Copy"), np.positive)
+def identity_tangent(y, x):
+    d[y] = d[x]
+
+
+@tangent(float)
+def float_tangent(y, x):
+    d[y] = float(d[x])

@@ -2,7 +2,7 @@
 
 import builtins
 
-from srcad.adjoints.registry import Operator, adjoint, d
+from srcad.adjoints.registry import Operator, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import unconcatenate, unstack
 from srcad.runtime.lists import append, element_gradient, pop_gradient, scatter_element, unsum
 
@@ -37,3 +37,31 @@ def concatenate_list(y, arrays, axis=0):
 @adjoint(builtins.sum)
 def builtin_sum(y, items):
     d[items] = unsum(d[y], items)
+
+
+# ---- tangents: the tangent of a list is the list of its elements' tangents ----
+
+
+@tangent(append)
+def list_append_tangent(y, items, value):
+    d[y] = append(d[items], d[value])
+
+
+@tangent(Operator("ListItem"))
+def list_item_tangent(y, items, index):
+    d[y] = d[items][index]
+
+
+@tangent(Operator("StackList"))
+def stack_list_tangent(y, arrays, axis=0):
+    d[y] = xp.stack(d[arrays], axis=axis)
+
+
+@tangent(Operator("ConcatenateList"))
+def concatenate_list_tangent(y, arrays, axis=0):
+    d[y] = xp.concatenate(d[arrays], axis=axis)
+
+
+@tangent(builtins.sum)
+def builtin_sum_tangent(y, items):
+    d[y] = builtins.sum(d[items])

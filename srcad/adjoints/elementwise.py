@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, xp
+from srcad.adjoints.registry import adjoint, d, tangent, xp
 from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.tangents import broadcast_like
 
 # ---- trigonometric and hyperbolic ----
 
@@ -237,3 +238,224 @@ def arctan2(y, a, b):
 def logaddexp(y, a, b):
     d[a] = unbroadcast(d[y] * xp.exp(a - y), a)
     d[b] = unbroadcast(d[y] * xp.exp(b - y), b)
+
+
+# ---- tangents ----
+
+
+@tangent(np.sin)
+def sin_tangent(y, x):
+    d[y] = d[x] * xp.cos(x)
+
+
+@tangent(np.cos)
+def cos_tangent(y, x):
+    d[y] = -d[x] * xp.sin(x)
+
+
+@tangent(np.tan)
+def tan_tangent(y, x):
+    d[y] = d[x] * (1 + y * y)
+
+
+@tangent(np.tanh)
+def tanh_tangent(y, x):
+    d[y] = d[x] * (1 - y * y)
+
+
+@tangent(np.sinh)
+def sinh_tangent(y, x):
+    d[y] = d[x] * xp.cosh(x)
+
+
+@tangent(np.cosh)
+def cosh_tangent(y, x):
+    d[y] = d[x] * xp.sinh(x)
+
+
+@tangent(np.arcsin)
+def arcsin_tangent(y, x):
+    d[y] = d[x] / xp.sqrt(1 - x * x)
+
+
+@tangent(np.arccos)
+def arccos_tangent(y, x):
+    d[y] = -d[x] / xp.sqrt(1 - x * x)
+
+
+@tangent(np.arctan)
+def arctan_tangent(y, x):
+    d[y] = d[x] / (1 + x * x)
+
+
+@tangent(np.exp)
+def exp_tangent(y, x):
+    d[y] = d[x] * y
+
+
+@tangent(np.expm1)
+def expm1_tangent(y, x):
+    d[y] = d[x] * (y + 1)
+
+
+@tangent(np.log)
+def log_tangent(y, x):
+    d[y] = d[x] / x
+
+
+@tangent(np.log1p)
+def log1p_tangent(y, x):
+    d[y] = d[x] / (1 + x)
+
+
+@tangent(np.log2)
+def log2_tangent(y, x):
+    d[y] = d[x] / (x * math.log(2.0))
+
+
+@tangent(np.log10)
+def log10_tangent(y, x):
+    d[y] = d[x] / (x * math.log(10.0))
+
+
+@tangent(np.sqrt)
+def sqrt_tangent(y, x):
+    d[y] = d[x] / (2 * y)
+
+
+@tangent(np.square)
+def square_tangent(y, x):
+    d[y] = d[x] * 2 * x
+
+
+@tangent(np.abs, np.absolute, abs)
+def absolute_tangent(y, x):
+    d[y] = d[x] * xp.sign(x)
+
+
+# a tie moves with half of each side's tangent, as the adjoints split the gradient evenly;
+# comparing a with b already gives the result's shape
+
+
+@tangent(np.maximum)
+def maximum_tangent(y, a, b):
+    d[y] = xp.where(a > b, d[a], xp.where(a == b, 0.5 * d[a], 0))
+    d[y] = xp.where(b > a, d[b], xp.where(a == b, 0.5 * d[b], 0))
+
+
+@tangent(np.minimum)
+def minimum_tangent(y, a, b):
+    d[y] = xp.where(a < b, d[a], xp.where(a == b, 0.5 * d[a], 0))
+    d[y] = xp.where(b < a, d[b], xp.where(a == b, 0.5 * d[b], 0))
+
+
+@tangent(np.where)
+def where_tangent(y, condition, a, b):
+    d[y] = broadcast_like(xp.where(condition, d[a], 0), y)
+    d[y] = broadcast_like(xp.where(condition, 0, d[b]), y)
+
+
+@tangent(np.clip)
+def clip_tangent(y, x, a_min=None, a_max=None):
+    d[y] = xp.where(y == x, d[x], 0)
+    d[y] = broadcast_like(xp.where(x < a_min, d[a_min], 0), y)
+    d[y] = broadcast_like(xp.where(x > a_max, d[a_max], 0), y)
+
+
+@tangent(math.sin)
+def math_sin_tangent(y, x):
+    d[y] = d[x] * math.cos(x)
+
+
+@tangent(math.cos)
+def math_cos_tangent(y, x):
+    d[y] = -d[x] * math.sin(x)
+
+
+@tangent(math.tanh)
+def math_tanh_tangent(y, x):
+    d[y] = d[x] * (1 - y * y)
+
+
+@tangent(math.exp)
+def math_exp_tangent(y, x):
+    d[y] = d[x] * y
+
+
+@tangent(math.log)
+def math_log_tangent(y, x):
+    d[y] = d[x] / x
+
+
+@tangent(math.sqrt)
+def math_sqrt_tangent(y, x):
+    d[y] = d[x] / (2 * y)
+
+
+@tangent(math.pow)
+def math_pow_tangent(y, a, b):
+    d[y] = d[a] * b * math.pow(a, b - 1)
+    d[y] = d[b] * y * math.log(a)
+
+
+@tangent(np.arcsinh)
+def arcsinh_tangent(y, x):
+    d[y] = d[x] / xp.sqrt(x * x + 1)
+
+
+@tangent(np.arccosh)
+def arccosh_tangent(y, x):
+    d[y] = d[x] / xp.sqrt(x * x - 1)
+
+
+@tangent(np.arctanh)
+def arctanh_tangent(y, x):
+    d[y] = d[x] / (1 - x * x)
+
+
+@tangent(np.exp2)
+def exp2_tangent(y, x):
+    d[y] = d[x] * y * math.log(2.0)
+
+
+@tangent(np.cbrt)
+def cbrt_tangent(y, x):
+    d[y] = d[x] / (3 * y * y)
+
+
+@tangent(np.reciprocal)
+def reciprocal_tangent(y, x):
+    d[y] = -d[x] * y * y
+
+
+@tangent(np.fabs)
+def fabs_tangent(y, x):
+    d[y] = d[x] * xp.sign(x)
+
+
+@tangent(np.deg2rad, np.radians)
+def deg2rad_tangent(y, x):
+    d[y] = d[x] * (math.pi / 180.0)
+
+
+@tangent(np.rad2deg, np.degrees)
+def rad2deg_tangent(y, x):
+    d[y] = d[x] * (180.0 / math.pi)
+
+
+@tangent(np.hypot)
+def hypot_tangent(y, a, b):
+    d[y] = d[a] * a / y
+    d[y] = d[b] * b / y
+
+
+@tangent(np.arctan2)
+def arctan2_tangent(y, a, b):
+    d[y] = d[a] * b / (a * a + b * b)
+    d[y] = -d[b] * a / (a * a + b * b)
+
+
+@tangent(np.logaddexp)
+def logaddexp_tangent(y, a, b):
+    d[y] = d[a] * xp.exp(a - y)
+    d[y] = d[b] * xp.exp(b - y)

@@ -1,6 +1,6 @@
 """Adjoints of indexing reads: scatter the gradient into a zero array of the source's shape."""
 
-from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, xp
+from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import add_at, unbroadcast
 from srcad.runtime.inplace import setitem, zeroed
 
@@ -23,3 +23,17 @@ def getitem_dynamic(y, x, index):
 def setitem_(y, x, index, value):
     d[value] = unbroadcast(d[y][index], value)
     d[x] = zeroed(d[y], index)
+
+
+# ---- tangents ----
+
+
+@tangent(GETITEM, Operator("SubscriptDynamic"))
+def getitem_tangent(y, x, index):
+    d[y] = d[x][index]
+
+
+@tangent(setitem)
+def setitem_tangent(y, x, index, value):
+    # one contribution reading both: where one does not vary its zeros are what is written
+    d[y] = setitem(d[x], index, d[value])

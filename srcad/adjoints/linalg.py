@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, xp
+from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import (
     grad_dot_lhs,
     grad_dot_rhs,
@@ -12,6 +12,7 @@ from srcad.runtime.accumulate import (
     grad_solve_lhs,
     grad_solve_rhs,
 )
+from srcad.runtime.tangents import replaced
 
 
 @adjoint(np.dot, Method("dot"))
@@ -66,3 +67,58 @@ def norm(y, x):
 @adjoint(np.trace)
 def trace(y, x):
     d[x] = d[y] * xp.eye(x.shape[0], x.shape[1], dtype=x.dtype)
+
+
+# ---- tangents ----
+
+
+@tangent(np.dot, Method("dot"))
+def dot_tangent(y, a, b):
+    d[y] = xp.dot(d[a], b)
+    d[y] = xp.dot(a, d[b])
+
+
+@tangent(np.outer)
+def outer_tangent(y, a, b):
+    d[y] = xp.outer(d[a], b)
+    d[y] = xp.outer(a, d[b])
+
+
+@tangent(np.inner)
+def inner_tangent(y, a, b):
+    d[y] = xp.inner(d[a], b)
+    d[y] = xp.inner(a, d[b])
+
+
+@tangent(np.einsum)
+def einsum_tangent(y, subscripts, *operands):
+    # product rule: one term per operand, that operand replaced by its tangent
+    for i, x in enumerate(operands):
+        d[y] = xp.einsum(subscripts, *replaced(operands, i, d[x]))
+
+
+@tangent(np.linalg.inv)
+def inv_tangent(y, a):
+    d[y] = -(y @ d[a] @ y)
+
+
+@tangent(np.linalg.solve)
+def solve_tangent(y, a, b):
+    d[y] = xp.linalg.solve(a, d[b])
+    d[y] = -xp.linalg.solve(a, d[a] @ y)
+
+
+@tangent(np.linalg.det)
+def det_tangent(y, a):
+    # Jacobi's formula: d det(a) = det(a) * trace(inv(a) @ da)
+    d[y] = y * xp.sum(xp.swapaxes(xp.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+
+
+@tangent(np.linalg.norm)
+def norm_tangent(y, x):
+    d[y] = xp.sum(x * d[x]) / y
+
+
+@tangent(np.trace)
+def trace_tangent(y, x):
+    d[y] = xp.trace(d[x])

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, xp
+from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import (
     count,
     extremum_share,
@@ -49,3 +49,45 @@ def std(y, x, axis=None, ddof=0, keepdims=False):
 @adjoint(np.cumsum, Method("cumsum"))
 def cumsum(y, x, axis=None):
     d[x] = uncumsum(d[y], x, axis)
+
+
+# ---- tangents ----
+
+
+@tangent(np.sum, Method("sum"))
+def sum_tangent(y, x, axis=None, keepdims=False):
+    d[y] = xp.sum(d[x], axis=axis, keepdims=keepdims)
+
+
+@tangent(np.mean, Method("mean"))
+def mean_tangent(y, x, axis=None, keepdims=False):
+    d[y] = xp.mean(d[x], axis=axis, keepdims=keepdims)
+
+
+@tangent(np.prod, Method("prod"))
+def prod_tangent(y, x, axis=None, keepdims=False):
+    d[y] = xp.sum(d[x] * prod_others(x, axis), axis=axis, keepdims=keepdims)
+
+
+@tangent(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"))
+def max_tangent(y, x, axis=None, keepdims=False):
+    share = extremum_share(x, y, axis, keepdims)
+    d[y] = xp.sum(d[x] * share, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.var, Method("var"))
+def var_tangent(y, x, axis=None, ddof=0, keepdims=False):
+    centred = x - xp.mean(x, axis=axis, keepdims=True)
+    scale = 2 / (count(x, axis) - ddof)
+    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) * scale
+
+
+@tangent(np.std, Method("std"))
+def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
+    centred = x - xp.mean(x, axis=axis, keepdims=True)
+    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / ((count(x, axis) - ddof) * y)
+
+
+@tangent(np.cumsum, Method("cumsum"))
+def cumsum_tangent(y, x, axis=None):
+    d[y] = xp.cumsum(d[x], axis=axis)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Attribute, Method, adjoint, d, xp
+from srcad.adjoints.registry import Attribute, Method, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import (
     inverse_axes,
     unbroadcast,
@@ -15,6 +15,7 @@ from srcad.runtime.accumulate import (
     untake,
     untile,
 )
+from srcad.runtime.tangents import broadcast_like, concatenated_piece, stacked_piece
 
 
 @adjoint(np.reshape)
@@ -144,3 +145,138 @@ def pad(y, x, pad_width):
 @adjoint(np.take)
 def take(y, x, indices, axis=None):
     d[x] = untake(d[y], x, indices, axis)
+
+
+# ---- tangents ----
+
+
+@tangent(np.reshape)
+def reshape_tangent(y, x, shape):
+    d[y] = xp.reshape(d[x], y.shape)
+
+
+@tangent(Method("reshape"))
+def reshape_method_tangent(y, x, *shape):
+    d[y] = xp.reshape(d[x], y.shape)
+
+
+@tangent(np.ravel, Method("ravel"), Method("flatten"))
+def ravel_tangent(y, x):
+    d[y] = xp.reshape(d[x], y.shape)
+
+
+@tangent(np.squeeze, Method("squeeze"))
+def squeeze_tangent(y, x, axis=None):
+    d[y] = xp.reshape(d[x], y.shape)
+
+
+@tangent(np.expand_dims)
+def expand_dims_tangent(y, x, axis):
+    d[y] = xp.reshape(d[x], y.shape)
+
+
+@tangent(np.transpose)
+def transpose_tangent(y, x, axes=None):
+    d[y] = xp.transpose(d[x], axes)
+
+
+@tangent(Method("transpose"))
+def transpose_method_tangent(y, x, *axes):
+    # the tangent is an array of x's own type, so it has the method, with all its forms
+    d[y] = d[x].transpose(*axes)
+
+
+@tangent(Attribute("T"))
+def transpose_attribute_tangent(y, x):
+    d[y] = d[x].T
+
+
+@tangent(np.swapaxes, Method("swapaxes"))
+def swapaxes_tangent(y, x, axis1, axis2):
+    d[y] = xp.swapaxes(d[x], axis1, axis2)
+
+
+@tangent(np.moveaxis)
+def moveaxis_tangent(y, x, source, destination):
+    d[y] = xp.moveaxis(d[x], source, destination)
+
+
+@tangent(np.broadcast_to)
+def broadcast_to_tangent(y, x, shape):
+    d[y] = broadcast_like(d[x], y)
+
+
+# an operand list written out in the call is unrolled: one contribution per array, each
+# the array's tangent in its own place and zeros elsewhere
+
+
+@tangent(np.concatenate)
+def concatenate_tangent(y, arrays, axis=0):
+    for i, x in enumerate(arrays):
+        d[y] = concatenated_piece(d[x], y, arrays, i, axis)
+
+
+@tangent(np.stack)
+def stack_tangent(y, arrays, axis=0):
+    for i, x in enumerate(arrays):
+        d[y] = stacked_piece(d[x], y, i, axis)
+
+
+@tangent(Method("astype"))
+def astype_tangent(y, x, dtype):
+    d[y] = xp.astype(d[x], y.dtype)
+
+
+@tangent(Method("copy"), np.copy, np.array, np.asarray)
+def copy_tangent(y, x):
+    d[y] = d[x]
+
+
+@tangent(np.flip)
+def flip_tangent(y, x, axis=None):
+    d[y] = xp.flip(d[x], axis=axis)
+
+
+@tangent(np.roll)
+def roll_tangent(y, x, shift, axis=None):
+    d[y] = xp.roll(d[x], shift, axis=axis)
+
+
+@tangent(np.triu)
+def triu_tangent(y, x, k=0):
+    d[y] = xp.triu(d[x], k)
+
+
+@tangent(np.tril)
+def tril_tangent(y, x, k=0):
+    d[y] = xp.tril(d[x], k)
+
+
+@tangent(np.diag)
+def diag_tangent(y, x, k=0):
+    d[y] = xp.diag(d[x], k)
+
+
+@tangent(np.sort)
+def sort_tangent(y, x, axis=-1):
+    d[y] = xp.take_along_axis(d[x], xp.argsort(x, axis=axis), axis=axis)
+
+
+@tangent(np.repeat)
+def repeat_tangent(y, x, repeats, axis=None):
+    d[y] = xp.repeat(d[x], repeats, axis=axis)
+
+
+@tangent(np.tile)
+def tile_tangent(y, x, reps):
+    d[y] = xp.tile(d[x], reps)
+
+
+@tangent(np.pad)
+def pad_tangent(y, x, pad_width):
+    d[y] = xp.pad(d[x], pad_width)
+
+
+@tangent(np.take)
+def take_tangent(y, x, indices, axis=None):
+    d[y] = xp.take(d[x], indices, axis=axis)

@@ -66,5 +66,10 @@ def test_matmul(sa, sb):
     check("np.matmul(x, y)", rand(*sa), rand(*sb, seed=1))
 
 
+def test_mod_broadcasting():
+    check("x % y", rand(3, low=0.1, high=1.4), rand(2, 3, low=1.5, high=2.0, seed=1))
+    check("x % y", rand(2, 3, low=2.5, high=3.4), rand(3, low=1.5, high=2.0, seed=1))
+
+
 def test_python_floats():
     check("x * y + x / y - x ** 2", 0.7, 1.3)

@@ -54,12 +54,16 @@ def test_maximum_ties_split_evenly():
 def test_where(sa, sb):
     check("np.where(x > 0, x, y)", rand(*sa), rand(*sb, seed=1))
     check("np.where(x > 0, x * 2.0, 0.0)", rand(*sa))
+    # the smaller operand picked where it is broadcast
+    check("np.where(y > 0, y, x)", rand(*sa), rand(*sb, seed=1))
 
 
 def test_clip():
     check("np.clip(x, -1.0, 1.0)", rand(2, 4))
     check("np.clip(x, None, 0.5)", rand(2, 4))
     check("np.clip(x, y, z)", rand(2, 3), rand(3, low=-2, high=-0.5), rand(3, low=0.5, high=2))
+    check("np.clip(x, y, 0.5)", rand(3), rand(2, 3, low=-2, high=0.0, seed=1))
+    check("np.clip(x, y, z)", rand(3), rand(3, low=-2, high=-0.5), rand(2, 3, low=0.5, high=2))
 
 
 @pytest.mark.parametrize(
