@@ -7,7 +7,14 @@ import sys
 from typing import Any
 
 import srcad.adjoints  # noqa: F401  (registers the rules)
-from srcad.adjoints.registry import _NONDIFF, Attribute, Method, Operator, registered
+from srcad.adjoints.registry import (
+    _NONDIFF,
+    Attribute,
+    Method,
+    Operator,
+    registered,
+    registered_tangents,
+)
 
 _OPERATORS = {
     "Add": "a + b", "Sub": "a - b", "Mult": "a * b", "Div": "a / b", "Pow": "a ** b",
@@ -38,11 +45,16 @@ def _label(key: Any) -> str:
 
 
 def op_table() -> list[tuple[str, str, str]]:
-    """``(op, family, gradient)`` for every registered op, sorted by op."""
+    """``(op, family, gradient)`` for every registered op, sorted by op; gradient names the
+    modes that differentiate it: reverse (grad, vjp) and forward (jvp)."""
     rows = []
-    for key, rule in registered().items():
-        family = rule_module(rule)
-        rows.append((_label(key), family, "reverse"))
+    adjoints, tangents = registered(), registered_tangents()
+    for key in {**adjoints, **tangents}:
+        family = rule_module(adjoints.get(key) or tangents[key])
+        # the forward transformation builds a list literal's tangent itself, without a rule
+        forward = key in tangents or key == Operator("List")
+        modes = ["reverse"] * (key in adjoints) + ["forward"] * forward
+        rows.append((_label(key), family, ", ".join(modes)))
     for key in _NONDIFF:
         rows.append((_label(key), "nondiff", "none (no gradient flows)"))
     return sorted(set(rows))

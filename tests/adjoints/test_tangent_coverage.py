@@ -41,3 +41,12 @@ def test_tangent_rules_are_named_after_their_adjoints():
         if _own(rule) and key in adjoints:
             assert rule.name.endswith("_tangent"), rule.name
             assert rule.globals["__name__"] == adjoints[key].globals["__name__"], rule.name
+
+
+def test_ops_table_shows_both_modes():
+    from srcad.__main__ import op_table
+
+    modes = {op: gradient for op, _, gradient in op_table()}
+    assert modes["np.tanh"] == "reverse, forward"
+    assert modes["[a, b, ...]"] == "reverse, forward"
+    assert modes["np.argmax"].startswith("none")
