@@ -16,7 +16,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.transform.cache import cached
 from srcad.transform.calls import CustomVJP
-from srcad.transform.normalize.derivatives import FACTORIES
+from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -442,3 +442,4 @@ def custom_vjp(fun: Callable) -> CustomVJP:
 
 
 FACTORIES.update((grad, value_and_grad))
+JVPS.add(jvp)

@@ -107,9 +107,10 @@ class CallVJP:
         """``(value, residuals)`` of the call."""
         return self.generated().function(*self.args, *args, **self.kwargs, **kwargs)
 
-    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
-        """Gradients of the call with respect to the differentiated parameters."""
-        return self.generated().backward(residuals, cotangent)
+    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
+        """Gradients of the call with respect to the differentiated parameters (one
+        cotangent per output the callee returns)."""
+        return self.generated().backward(residuals, *cotangents)
 
     def __repr__(self) -> str:
         return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
@@ -158,6 +159,25 @@ class CallJVP:
         return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"
 
 
+class JVPFunction:
+    """``srcad.jvp(func, primals, tangents)`` written inside differentiated code: calls
+    ``func``'s forward-mode function with the primals, then the tangents of ``wrt``."""
+
+    def __init__(self, func: Callable, wrt: tuple[int, ...]) -> None:
+        self.func = func
+        self.wrt = wrt
+
+    def srcad_function(self) -> Callable:
+        """The generated forward-mode function (which srcad can differentiate again)."""
+        from srcad.transform.cache import cached
+
+        return cached(self.func, self.wrt, False, "jvp").function
+
+    def __call__(self, *args: Any) -> tuple[Any, Any]:
+        """``(value, tangent)``."""
+        return self.srcad_function()(*args)
+
+
 class MethodVJP:
     """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
     class's method is transformed like any user function, on first use."""
@@ -180,10 +200,10 @@ class MethodVJP:
         out, residuals = handle.forward(obj, *args, **kwargs)
         return out, (handle, residuals)
 
-    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
+    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
         """Gradients with respect to the differentiated arguments of the call."""
         handle, inner = residuals
-        return handle.backward(inner, cotangent)
+        return handle.backward(inner, *cotangents)
 
     def __repr__(self) -> str:
         return f"<srcad.MethodVJP of .{self.name}() wrt arguments {self.positions}>"

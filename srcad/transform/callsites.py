@@ -36,6 +36,8 @@ class UserCall:
     residuals: str
     arguments: list[gast.expr]
     where: gast.AST
+    #: the names the call's result is bound to (several when it is unpacked)
+    outputs: list[str]
 
 
 def rewrite_user_calls(
@@ -51,13 +53,16 @@ def rewrite_user_calls(
     changed = False
     handles: dict[tuple, str] = {}
     for stmt in all_statements(body):
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+        if not isinstance(stmt, gast.Assign):
             continue
-        target = stmt.targets[0].id
-        if not activity.active(target) or tape_call(stmt, tapes, "pop") is not None:
+        outputs = unpacked_names(stmt.targets[0])
+        if not any(map(activity.active, outputs)) or tape_call(stmt, tapes, "pop") is not None:
             continue
         op = classify(stmt.value, source, local)
         where = getanno(stmt, "expr") or stmt
+        if not isinstance(stmt.targets[0], gast.Name) and op.key is not USER_CALL:
+            continue
+        target = stmt.targets[0]
         if is_method_of_object(op, activity):
             _rewrite_method_call(stmt, op, namer, activity, source, where)
             changed = True
@@ -79,13 +84,39 @@ def rewrite_user_calls(
                 pass  # a recursive call: the callee is being transformed right now
             handles[key] = namer.bind_global(handle, f"{identifier(func.__name__)}_vjp")
         handle_name = handles[key]
+        returned = _result_count(namer.globals[handle_name])
+        if returned is not None and returned != len(outputs):
+            raise source.error(
+                f"{op.label} returns {returned} values; unpack them into as many names "
+                f"({', '.join(f'v{k}' for k in range(returned))} = ...)",
+                where,
+            )
         residuals = namer.fresh_temp(f"_{identifier(func.__name__)}_residuals")
         forward = build.attr(build.load(handle_name), "forward")
-        stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
+        stmt.targets = [build.tuple_([target, build.store(residuals)], gast.Store())]
         stmt.value = gast.Call(func=forward, args=op.args, keywords=stmt.value.keywords)
-        setanno(stmt, "user_call", UserCall(handle_name, residuals, arguments, where))
+        setanno(stmt, "user_call", UserCall(handle_name, residuals, arguments, where, outputs))
         changed = True
     return changed
+
+
+def _result_count(handle: object) -> int | None:
+    """How many values a transformed callee returns (its backward takes one cotangent
+    each), when known already."""
+    generated = getattr(handle, "_generated", None)
+    backward = getattr(generated, "backward", None)
+    if backward is None:
+        return None
+    return backward.__code__.co_argcount - 1
+
+
+def unpacked_names(target: gast.expr) -> list[str]:
+    """``[y]`` for ``y = ...``, ``[a, b]`` for ``a, b = ...``; ``[]`` for other targets."""
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, gast.Tuple) and all(isinstance(e, gast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return []
 
 
 def differentiated_arguments(
@@ -165,4 +196,4 @@ def _rewrite_method_call(stmt, op, namer: Namer, activity: Activity, source, whe
     forward = build.attr(build.load(handle), "forward")
     stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]
     stmt.value = gast.Call(func=forward, args=[op.args[0], *call.args], keywords=call.keywords)
-    setanno(stmt, "user_call", UserCall(handle, residuals, arguments, where))
+    setanno(stmt, "user_call", UserCall(handle, residuals, arguments, where, [target]))

@@ -25,6 +25,7 @@ from srcad.transform.callsites import (
     differentiated_arguments,
     identifier,
     is_method_of_object,
+    unpacked_names,
 )
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -110,9 +111,7 @@ class _Forward:
         if not operand_names(value) & self.activity.varied:
             return []
         if not isinstance(value, gast.Name):
-            raise self.source.error(
-                "differentiating this tape push again is not supported", stmt
-            )
+            raise self.source.error("differentiating this tape push again is not supported", stmt)
         push = build.attr(build.load(self.tangent(call.func.value.id)), "push")
         return [_generated(gast.Expr(value=build.call(push, self.tangent_of(value))), False)]
 
@@ -138,19 +137,24 @@ class _Forward:
             return [stmt]
         where = getanno(stmt, "expr") or stmt
         target = stmt.targets[0]
+        op = classify(stmt.value, self.source, self.local)
+        if op.key is USER_CALL and unpacked_names(target):
+            return self.user_call(stmt, op, where)
         if not isinstance(target, gast.Name):
             raise self.source.error(
                 "unpacking a differentiable value into several names is not supported yet",
                 where,
             )
         name = target.id
-        op = classify(stmt.value, self.source, self.local)
-        if op.key is USER_CALL or is_method_of_object(op, self.activity):
+        if is_method_of_object(op, self.activity):
             return self.user_call(stmt, op, where)
         varied = operand_names(stmt.value) & self.activity.varied
         if op.nondifferentiable or not varied:
             # a loop-carried or updated value starts here from something constant
-            return [stmt, _generated(build.assign(self.tangent(name), self.zeros(build.load(name))))]
+            return [
+                stmt,
+                _generated(build.assign(self.tangent(name), self.zeros(build.load(name)))),
+            ]
         if op.key is LIST:
             elements = gast.List(elts=[self.tangent_of(e) for e in op.args], ctx=gast.Load())
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
@@ -233,7 +237,7 @@ class _Forward:
 
     def user_call(self, stmt: gast.Assign, op, where: gast.AST) -> list[gast.stmt]:
         """``y, dy = f_jvp((da,), a, b)``: the callee's own forward-mode function."""
-        name = stmt.targets[0].id
+        outputs = unpacked_names(stmt.targets[0])
         if isinstance(op.callee, CustomVJP):
             raise self.source.error(
                 f"{op.label} has a custom vjp, which forward mode cannot use; give it a "
@@ -268,9 +272,14 @@ class _Forward:
             func = build.load(self.namer.bind_global(handle, f"{method}_jvp"))
             args = [op.args[0], *call.args]
         tangents = build.tuple_([self.tangent_of(a) for a in arguments])
-        stmt.targets = [
-            build.tuple_([build.store(name), build.store(self.tangent(name))], gast.Store())
-        ]
+        if len(outputs) == 1:
+            pair = [build.store(outputs[0]), build.store(self.tangent(outputs[0]))]
+        else:
+            pair = [
+                build.tuple_([build.store(n) for n in outputs], gast.Store()),
+                build.tuple_([build.store(self.tangent(n)) for n in outputs], gast.Store()),
+            ]
+        stmt.targets = [build.tuple_(pair, gast.Store())]
         stmt.value = gast.Call(func=func, args=[tangents, *args], keywords=call.keywords)
         setanno(stmt, "pure", False)
         return [stmt]

@@ -220,7 +220,9 @@ class _Sweep:
         """A value pushed on a tape gets the adjoint its pop handed on."""
         value = stmt.value.args[0]
         if not isinstance(value, gast.Name):
-            raise self.ctx.source.error("differentiating this tape push again is not supported", stmt)
+            raise self.ctx.source.error(
+                "differentiating this tape push again is not supported", stmt
+            )
         tape = self.ctx.tapes[stmt.value.func.value.id]
         pop = build.call(build.attr(build.load(tape), "pop"))
         return self.contribute(value, pop, False, stmt)
@@ -360,7 +362,7 @@ class _Sweep:
             if names[0] in ctx.activity.varied:
                 out.extend(self.pop_backward(stmt, pop))
         elif call is not None:
-            if names[0] in self.state:
+            if any(n in self.state for n in call.outputs):
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
             if not isinstance(target, gast.Name):
@@ -399,12 +401,17 @@ class _Sweep:
         if origin is not None and origin is not self.last_origin:
             out.append(build.comment("grad of: " + ctx.source.line_text(origin)))
             self.last_origin = origin
-        name = targets(stmt)[0]
+        cotangents = [
+            build.load(self.adj(n)) if n in self.state else self.zeros(n).value
+            for n in call.outputs
+        ]
         grads = ctx.namer.fresh_temp("_grads")
         backward = build.attr(build.load(call.handle), "backward")
-        value = build.call(backward, build.load(call.residuals), build.load(self.adj(name)))
+        value = build.call(backward, build.load(call.residuals), *cotangents)
         out.append(_generated(build.assign(grads, value), False))
-        self.state.discard(name)
+        for name in call.outputs:
+            self.state.discard(name)
+            self.owned.discard(name)
         for k, node in enumerate(call.arguments):
             part = gast.Subscript(value=build.load(grads), slice=build.const(k), ctx=gast.Load())
             out.extend(self.contribute(node, part, False, call.where))

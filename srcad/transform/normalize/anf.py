@@ -241,6 +241,14 @@ class _Flattener:
                     temps.append(temp)
                 for target, temp in zip(first.elts, temps):
                     self.emit(build.assign(target.id, build.load(temp)), value)
+            elif (
+                isinstance(first, gast.Tuple)
+                and isinstance(value, gast.Call)
+                and all(isinstance(e, gast.Name) for e in first.elts)
+                and not {e.id for e in first.elts} & _reads(value)
+            ):
+                # ``a, b = f(x)``: one call with several results, kept together
+                self.emit(build.assign(first, self.op(value)), value)
             else:
                 self.emit(build.assign(first, self.atom(value)), value)
             for other in targets[1:]:
@@ -324,3 +332,7 @@ def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
         flat.statement(stmt, result_name)
     tree.body = flat.out
     return tree
+
+
+def _reads(expr: gast.expr) -> set[str]:
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}

@@ -1,6 +1,7 @@
 """``srcad.grad(f)(x)`` inside a function being differentiated: the derivative object is
 made when the function is transformed, and the call becomes a call of that object (whose
-generated code is differentiated like any user function's)."""
+generated code is differentiated like any user function's). ``srcad.jvp(f, (x,), (v,))``
+becomes a call of ``f``'s forward-mode function, ``jvp_f(x, v)``."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from typing import Any
 
 import gast
 
+from srcad.transform.calls import JVPFunction
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 
 #: The derivative factories (``srcad.grad``, ``srcad.value_and_grad``), filled in by the API.
 FACTORIES: set[Callable] = set()
+#: ``srcad.jvp``, filled in by the API.
+JVPS: set[Callable] = set()
 
 
 def fold_derivatives(source: Source, namer: Namer) -> bool:
@@ -33,6 +37,8 @@ class _Fold(gast.NodeTransformer):
     def visit_Call(self, node: gast.Call) -> gast.AST:
         self.generic_visit(node)
         factory = self.source.resolve(node.func, set())
+        if factory in JVPS:
+            return self.jvp(node)
         if factory not in FACTORIES:
             return node
         try:
@@ -51,6 +57,44 @@ class _Fold(gast.NodeTransformer):
         self.source.namespace[name] = derivative
         self.changed = True
         return gast.copy_location(gast.Name(name, gast.Load(), None, None), node)
+
+    def jvp(self, node: gast.Call) -> gast.AST:
+        """``jvp(f, (x, y), (v, None))`` becomes ``jvp_f(x, y, v)``."""
+        args = node.args
+        if (
+            len(args) != 3
+            or node.keywords
+            or not all(isinstance(a, gast.Tuple) for a in args[1:])
+            or len(args[1].elts) != len(args[2].elts)
+        ):
+            raise self.source.error(
+                "srcad.jvp inside a differentiated function needs the form "
+                "jvp(f, (x, ...), (v, ...)) with one tangent (or None) per primal",
+                node,
+            )
+        try:
+            func = self.constant(args[0])
+        except LookupError:
+            raise self.source.error(
+                "srcad.jvp inside a differentiated function needs a function defined outside",
+                args[0],
+            ) from None
+        primals, tangents = args[1].elts, args[2].elts
+        wrt = tuple(
+            k
+            for k, t in enumerate(tangents)
+            if not (isinstance(t, gast.Constant) and t.value is None)
+        )
+        handle = JVPFunction(func, wrt)
+        name = self.namer.bind_global(handle, f"jvp_{getattr(func, '__name__', 'f')}")
+        self.source.namespace[name] = handle
+        self.changed = True
+        call = gast.Call(
+            func=gast.Name(name, gast.Load(), None, None),
+            args=[*primals, *(tangents[k] for k in wrt)],
+            keywords=[],
+        )
+        return gast.copy_location(call, node)
 
     def constant(self, node: gast.expr) -> Any:
         """The value of a free name, a constant, or a tuple of those."""
