@@ -12,7 +12,7 @@ from srcad.runtime.accumulate import (
     grad_solve_lhs,
     grad_solve_rhs,
 )
-from srcad.runtime.tangents import replaced
+from srcad.runtime.tangents import einsum_replacing
 
 
 @adjoint(np.dot, Method("dot"))
@@ -94,7 +94,7 @@ def inner_tangent(y, a, b):
 def einsum_tangent(y, subscripts, *operands):
     # product rule: one term per operand, that operand replaced by its tangent
     for i, x in enumerate(operands):
-        d[y] = xp.einsum(subscripts, *replaced(operands, i, d[x]))
+        d[y] = einsum_replacing(subscripts, operands, i, d[x])
 
 
 @tangent(np.linalg.inv)

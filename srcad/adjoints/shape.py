@@ -15,7 +15,12 @@ from srcad.runtime.accumulate import (
     untake,
     untile,
 )
-from srcad.runtime.tangents import broadcast_like, concatenated_piece, stacked_piece
+from srcad.runtime.tangents import (
+    broadcast_like,
+    concatenated_piece,
+    stacked_piece,
+    transpose_axes,
+)
 
 
 @adjoint(np.reshape)
@@ -182,8 +187,7 @@ def transpose_tangent(y, x, axes=None):
 
 @tangent(Method("transpose"))
 def transpose_method_tangent(y, x, *axes):
-    # the tangent is an array of x's own type, so it has the method, with all its forms
-    d[y] = d[x].transpose(*axes)
+    d[y] = xp.transpose(d[x], transpose_axes(axes))
 
 
 @tangent(Attribute("T"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from srcad.runtime.backend import array_namespace
@@ -48,9 +49,18 @@ def stacked_piece(t: Any, y: Any, i: int, axis: int = 0) -> Any:
     return out
 
 
-def replaced(items: Any, i: int, value: Any) -> tuple:
-    """``items`` as a tuple with ``items[i]`` replaced by ``value``."""
-    return (*items[:i], value, *items[i + 1 :])
+def einsum_replacing(subscripts: str, operands: Sequence[Any], i: int, t: Any) -> Any:
+    """``einsum(subscripts, *operands)`` with ``operands[i]`` replaced by ``t`` (one term of
+    the product rule)."""
+    xp = array_namespace(t, *operands)
+    return xp.einsum(subscripts, *operands[:i], t, *operands[i + 1 :])
+
+
+def transpose_axes(axes: tuple) -> tuple[int, ...] | None:
+    """The permutation of ``x.transpose(*axes)`` as ``transpose(x, axes)`` takes it."""
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return tuple(axes) if axes else None
 
 
 def _size(x: Any) -> int:
