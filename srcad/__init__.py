@@ -1,7 +1,18 @@
 """srcad: automatic differentiation of NumPy functions by source transformation."""
 
 from srcad.adjoints.registry import adjoint, nondifferentiable, tangent
-from srcad.api import custom_vjp, grad, jvp, source, stop_gradient, value_and_grad, vjp
+from srcad.api import (
+    custom_vjp,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    source,
+    stop_gradient,
+    value_and_grad,
+    vjp,
+)
 from srcad.errors import (
     NoAdjointError,
     SourceUnavailableError,
@@ -26,6 +37,9 @@ __all__ = [
     "UnsupportedConstructError",
     "check_grad",
     "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
     "jvp",
     "source",
     "value_and_grad",

@@ -421,10 +421,123 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
     return tree, [_match(0.0, leaf, []) if hasattr(leaf, "shape") else 0.0 for leaf in leaves]
 
 
-def source(df: Any) -> str:
-    """The generated Python source of a derivative made by srcad."""
+def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
+    """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
+
+    The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
+    ``mode="fwd"`` builds it a column at a time with :func:`jvp`, ``"rev"`` a row at a time
+    with :func:`vjp`; ``"auto"`` picks forward mode when the inputs are no larger than the
+    output.
+    """
+    if mode not in ("auto", "fwd", "rev"):
+        raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+    indices, single = _normalize_wrt(f, wrt)
+
+    def jacobian_of(*args: Any) -> Any:
+        args = list(args)
+        for k in indices:
+            _check_differentiable(args[k], f"argument {k}")
+        out = None
+        chosen = mode
+        if mode == "auto":
+            out = f(*args)
+            inputs = sum(int(np.size(args[k])) for k in indices)
+            chosen = "fwd" if inputs <= int(np.size(out)) else "rev"
+        blocks = (
+            _jacobian_fwd(f, args, indices) if chosen == "fwd" else _jacobian_rev(f, args, indices)
+        )
+        return blocks[0] if single else tuple(blocks)
+
+    return jacobian_of
+
+
+def _basis(x: Any) -> Any:
+    """Unit tangents shaped like ``x``, one per element."""
+    if not hasattr(x, "shape"):
+        yield 1.0
+        return
+    xp = array_namespace(x)
+    for k in range(int(np.size(x))):
+        e = np.zeros(int(np.size(x)), dtype=x.dtype)
+        e[k] = 1
+        yield xp.asarray(e.reshape(x.shape))
+
+
+def _stack(parts: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...]) -> Any:
+    xp = array_namespace(*[p for p in parts if hasattr(p, "shape")]) if parts else np
+    stacked = xp.stack([xp.asarray(p) for p in parts], axis=0)
+    return xp.reshape(stacked, leading + trailing)
+
+
+def _jacobian_fwd(f: Callable, args: list[Any], indices: tuple[int, ...]) -> list[Any]:
+    blocks = []
+    for k in indices:
+        columns = []
+        out = None
+        for e in _basis(args[k]):
+            tangents = [None] * len(args)
+            tangents[k] = e
+            out, column = jvp(f, args, tangents)
+            columns.append(column)
+        xp = array_namespace(*[c for c in columns if hasattr(c, "shape")] or [np.zeros(0)])
+        stacked = xp.stack([xp.asarray(c) for c in columns], axis=-1)
+        blocks.append(xp.reshape(stacked, _shape(out) + _shape(args[k])))
+    return blocks
+
+
+def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> list[Any]:
+    out, pullback = vjp(f, *args)
+    rows: list[list[Any]] = [[] for _ in indices]
+    for e in _basis(out if hasattr(out, "shape") else float(out)):
+        grads = pullback(e if hasattr(out, "shape") else float(e))
+        for row, k in zip(rows, indices):
+            row.append(grads[k])
+    return [_stack(row, _shape(out), _shape(args[k])) for row, k in zip(rows, indices)]
+
+
+def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
+    """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
+    gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
+    ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
+    indices, single = _normalize_wrt(f, wrt)
+    gradient = grad(f, wrt=indices)
+
+    def hessian_of(*args: Any) -> Any:
+        rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
+        table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
+        return table[0][0] if single else table
+
+    return hessian_of
+
+
+def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
+    Hessian: one forward-mode pass over the generated gradient. One result per primal
+    (``None`` where the tangent is ``None``); a single result for a single primal."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
+    if not wrt:
+        raise ValueError("hvp needs at least one tangent that is not None")
+    _, product = jvp(grad(f, wrt=wrt), primals, tangents)
+    result: list[Any] = [None] * len(primals)
+    for k, value in zip(wrt, product):
+        result[k] = value
+    return result[0] if len(primals) == 1 else tuple(result)
+
+
+def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
+    """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
+    with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
+    forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
     if isinstance(df, _Derivative):
         return df.generated().source
+    if inspect.isfunction(df):
+        if mode not in ("rev", "fwd"):
+            raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
+        indices, single = _normalize_wrt(df, wrt)
+        if mode == "rev":
+            return cached(df, indices, single, "grad").source
+        return cached(df, indices, False, "jvp").source
     text = getattr(df, "srcad_source", None)
     if text is None:
         raise TypeError(f"{df!r} is not a derivative made by srcad")

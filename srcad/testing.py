@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from srcad.api import Wrt, _normalize_wrt, grad
+from srcad.api import Wrt, _normalize_wrt, grad, jvp, vjp
 
 
 def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e-6) -> Any:
@@ -43,31 +43,113 @@ def check_grad(
     eps: float = 1e-6,
     rtol: float = 1e-5,
     atol: float = 1e-6,
+    order: int = 1,
+    modes: Sequence[str] = ("rev",),
+    seed: int = 0,
 ) -> float:
-    """Compare srcad's gradient of ``f`` with central finite differences in float64.
+    """Compare srcad's derivatives of ``f`` with central finite differences in float64.
 
-    Raises AssertionError naming the argument, the worst element and both values when they
-    differ by more than ``atol + rtol * |finite difference|``; returns the largest error.
+    ``modes`` picks reverse mode (``"rev"``: the gradient, element by element) and forward
+    mode (``"fwd"``: the directional derivative along random directions, and its agreement
+    with the gradient). ``order=2`` also checks second derivatives along random directions
+    ``u``: ``H u`` by forward-over-reverse (``"fwd"``) and reverse-over-reverse (``"rev"``)
+    against finite differences of the (checked) gradient. Raises AssertionError naming what
+    differs; returns the largest error seen.
     """
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    unknown = set(modes) - {"fwd", "rev"}
+    if unknown or not modes:
+        raise ValueError(f"modes must name 'fwd' and/or 'rev', got {modes!r}")
     indices, _ = _normalize_wrt(f, wrt)
     args = [
         np.array(a, dtype=np.float64) if k in indices and hasattr(a, "shape") else a
         for k, a in enumerate(args)
     ]
+    name = getattr(f, "__name__", "f")
+    worst = _check_first_order(f, args, indices, eps, rtol, atol) if "rev" in modes else 0.0
+    rng = np.random.default_rng(seed)
+    directions = [_direction(args[k], rng) for k in indices]
+    gradient = grad(f, wrt=tuple(indices))
+    if "fwd" in modes:
+        tangents = [None] * len(args)
+        for k, u in zip(indices, directions):
+            tangents[k] = u
+        _, derivative = jvp(f, args, tangents)
+        numeric = (
+            f(*_moved(args, indices, directions, eps)) - f(*_moved(args, indices, directions, -eps))
+        ) / (2 * eps)
+        worst = max(
+            worst, _compare(f"forward-mode derivative of {name}", derivative, numeric, rtol, atol)
+        )
+        if "rev" in modes:
+            inner = sum(float(np.sum(g * u)) for g, u in zip(gradient(*args), directions))
+            worst = max(
+                worst, _compare(f"<gradient, direction> of {name}", inner, derivative, rtol, atol)
+            )
+    if order == 2:
+        up = gradient(*_moved(args, indices, directions, eps))
+        down = gradient(*_moved(args, indices, directions, -eps))
+        numeric = [(a - b) / (2 * eps) for a, b in zip(up, down)]
+        tol = (10 * rtol, 10 * atol)  # differences of differences: less exact
+        if "fwd" in modes:
+            tangents = [None] * len(args)
+            for k, u in zip(indices, directions):
+                tangents[k] = u
+            _, hu = jvp(gradient, args, tangents)
+            for k, a, b in zip(indices, hu, numeric):
+                label = f"forward-over-reverse Hessian-vector product of {name} (argument {k})"
+                worst = max(worst, _compare(label, a, b, *tol))
+        if "rev" in modes:
+            _, pullback = vjp(gradient, *args)
+            hu = pullback(tuple(directions))
+            for k, b in zip(indices, numeric):
+                label = f"reverse-over-reverse Hessian-vector product of {name} (argument {k})"
+                worst = max(worst, _compare(label, hu[k], b, *tol))
+    return worst
+
+
+def _direction(x: Any, rng: np.random.Generator) -> Any:
+    """A random unit-scale direction shaped like ``x``."""
+    if hasattr(x, "shape"):
+        return rng.standard_normal(np.shape(x))
+    return float(rng.standard_normal())
+
+
+def _moved(
+    args: list[Any], indices: Sequence[int], directions: list[Any], step: float
+) -> list[Any]:
+    moved = list(args)
+    for k, u in zip(indices, directions):
+        moved[k] = args[k] + step * u
+    return moved
+
+
+def _compare(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:
+    """The largest error of ``analytic`` against ``numeric``; AssertionError beyond tolerance."""
+    analytic = np.asarray(analytic, dtype=np.float64)
+    numeric = np.asarray(numeric, dtype=np.float64)
+    error = np.abs(analytic - numeric)
+    bound = atol + rtol * np.abs(numeric)
+    if np.any(~(error <= bound)):
+        where = np.unravel_index(np.argmax(error - bound), np.shape(error))
+        where_text = f" at index {tuple(int(i) for i in where)}" if np.ndim(error) else ""
+        raise AssertionError(
+            f"{what} differs from finite differences{where_text}: srcad "
+            f"{analytic[where]!r}, finite differences {numeric[where]!r} "
+            f"(max abs error {float(np.max(error)):.3g})"
+        )
+    return float(np.max(error)) if np.size(error) else 0.0
+
+
+def _check_first_order(
+    f: Callable, args: list[Any], indices: Sequence[int], eps: float, rtol: float, atol: float
+) -> float:
+    """Every element of the reverse-mode gradient against finite differences."""
     grads = grad(f, wrt=tuple(indices))(*args)
     worst = 0.0
     for index, analytic in zip(indices, grads):
         numeric = numerical_grad(f, args, index, eps)
-        error = np.abs(np.asarray(analytic, dtype=np.float64) - numeric)
-        bound = atol + rtol * np.abs(numeric)
-        if np.any(~(error <= bound)):
-            where = np.unravel_index(np.argmax(error - bound), np.shape(error))
-            where_text = f" at index {tuple(int(i) for i in where)}" if np.ndim(error) else ""
-            raise AssertionError(
-                f"gradient of {f.__name__} with respect to argument {index} differs from "
-                f"finite differences{where_text}: srcad {np.asarray(analytic)[where]!r}, "
-                f"finite differences {np.asarray(numeric)[where]!r} "
-                f"(max abs error {float(np.max(error)):.3g})"
-            )
-        worst = max(worst, float(np.max(error)) if np.size(error) else 0.0)
+        what = f"gradient of {f.__name__} with respect to argument {index}"
+        worst = max(worst, _compare(what, analytic, numeric, rtol, atol))
     return worst
