@@ -104,12 +104,8 @@ def _direction(a: Any, rng: np.random.Generator) -> Any:
 
 
 def _step(a: Any, t: Any, eps: float) -> Any:
-    """``a + eps * t`` keeping ``a``'s type (``a`` itself when it has no tangent)."""
-    if t is None:
-        return a
-    if isinstance(a, float):
-        return a + eps * t
-    return np.asarray(a + eps * t, dtype=np.float64)[()] if np.ndim(a) == 0 else a + eps * t
+    """``a + eps * t`` (``a`` itself when it has no tangent)."""
+    return a if t is None else a + eps * t
 
 
 def rand(*shape: int, low: float = -2.0, high: float = 2.0, seed: int = 0) -> np.ndarray:
