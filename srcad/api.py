@@ -463,9 +463,13 @@ def _basis(x: Any) -> Any:
         yield xp.asarray(e.reshape(x.shape))
 
 
-def _stack(parts: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...]) -> Any:
-    xp = array_namespace(*[p for p in parts if hasattr(p, "shape")]) if parts else np
-    stacked = xp.stack([xp.asarray(p) for p in parts], axis=0)
+def _stack(
+    parts: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...], columns: bool = False
+) -> Any:
+    """Rows (one per output element) or columns (one per input element) of a Jacobian as
+    one array of shape ``leading + trailing`` (output shape, then input shape)."""
+    xp = array_namespace(*[p for p in parts if hasattr(p, "shape")] or [np.zeros(0)])
+    stacked = xp.stack([xp.asarray(p) for p in parts], axis=-1 if columns else 0)
     return xp.reshape(stacked, leading + trailing)
 
 
@@ -479,9 +483,13 @@ def _jacobian_fwd(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
             tangents[k] = e
             out, column = jvp(f, args, tangents)
             columns.append(column)
-        xp = array_namespace(*[c for c in columns if hasattr(c, "shape")] or [np.zeros(0)])
-        stacked = xp.stack([xp.asarray(c) for c in columns], axis=-1)
-        blocks.append(xp.reshape(stacked, _shape(out) + _shape(args[k])))
+        if isinstance(out, tuple):  # several outputs: one block each
+            parts = zip(*columns)
+            blocks.append(
+                tuple(_stack(list(p), _shape(o), _shape(args[k]), True) for p, o in zip(parts, out))
+            )
+        else:
+            blocks.append(_stack(columns, _shape(out), _shape(args[k]), True))
     return blocks
 
 

@@ -1,0 +1,102 @@
+"""Derivatives of derivatives: the generated code is transformed again, to depth 3,
+through loops, branches and the tape."""
+
+import numpy as np
+import pytest
+
+import srcad
+
+EPS = 1e-5
+
+
+def numeric(f, x, eps=EPS):
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+def poly_sin(x):
+    return np.sin(x) * x**3
+
+
+def looped(x):
+    h = x
+    for t in range(3):
+        h = np.sin(h) * 1.5
+        if h > 0.2:
+            h = h * h
+    return h
+
+
+def while_loop(x):
+    h = x
+    n = 0
+    while h < 3.0 and n < 6:
+        h = h * 1.3 + np.sin(h)
+        n += 1
+    return h * h
+
+
+@pytest.mark.parametrize("f", [poly_sin, looped, while_loop])
+@pytest.mark.parametrize("x", [0.3, 0.7])
+def test_grad_of_grad_and_third_order(f, x):
+    g1 = srcad.grad(f)
+    g2 = srcad.grad(g1)
+    g3 = srcad.grad(g2)
+    np.testing.assert_allclose(g2(x), numeric(g1, x), rtol=1e-6)
+    np.testing.assert_allclose(g3(x), numeric(g2, x), rtol=1e-5)
+
+
+def test_grad_of_grad_matches_the_closed_form():
+    x = 0.7
+    expected = -np.sin(x) * x**3 + 6 * np.cos(x) * x**2 + 6 * np.sin(x) * x
+    np.testing.assert_allclose(srcad.grad(srcad.grad(poly_sin))(x), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [poly_sin, looped, while_loop])
+def test_jvp_of_grad_and_of_grad_of_grad(f):
+    x = 0.45
+    g1, g2 = srcad.grad(f), srcad.grad(srcad.grad(f))
+    np.testing.assert_allclose(srcad.jvp(g1, (x,), (1.0,))[1], g2(x), rtol=1e-12)
+    np.testing.assert_allclose(srcad.jvp(g2, (x,), (1.0,))[1], numeric(g2, x), rtol=1e-5)
+
+
+def network(x, W):
+    h = x
+    for t in range(2):
+        h = np.tanh(W @ h)
+    return np.sum(h * h)
+
+
+def directional(x, W, v):
+    _, tangent = srcad.jvp(network, (x, W), (v, None))
+    return tangent
+
+
+def hv_by_reverse_over_reverse(x, W, v):
+    return np.sum(srcad.grad(network)(x, W) * v)
+
+
+def test_grad_of_jvp_equals_jvp_of_grad_equals_reverse_over_reverse():
+    rng = np.random.default_rng(3)
+    x, W, v = rng.normal(size=3), rng.normal(size=(3, 3)), rng.normal(size=3)
+    by_grad_of_jvp = srcad.grad(directional)(x, W, v)
+    by_jvp_of_grad = srcad.jvp(srcad.grad(network), (x, W), (v, None))[1]
+    by_reverse = srcad.grad(hv_by_reverse_over_reverse)(x, W, v)
+    g = srcad.grad(network)
+    by_differences = (g(x + EPS * v, W) - g(x - EPS * v, W)) / (2 * EPS)
+    np.testing.assert_allclose(by_grad_of_jvp, by_jvp_of_grad, rtol=1e-10)
+    np.testing.assert_allclose(by_reverse, by_jvp_of_grad, rtol=1e-10)
+    np.testing.assert_allclose(by_jvp_of_grad, by_differences, rtol=1e-6)
+
+
+def test_generated_gradient_source_is_differentiated_with_its_tape():
+    text = srcad.source(srcad.grad(srcad.grad(looped)))
+    # the inner gradient's tape is read back; its adjoints ride a tape of their own
+    assert "tape.pop()" in text and "dtape.push(" in text and "dtape.pop()" in text
+
+
+def test_derivative_with_has_aux_cannot_be_differentiated_again():
+    def with_aux(x):
+        return x * x, 1
+
+    with pytest.raises(TypeError, match="differentiated again"):
+        srcad.grad(srcad.grad(with_aux, has_aux=True))(1.0)
