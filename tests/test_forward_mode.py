@@ -19,7 +19,7 @@ def numeric_directional(f, args, tangents, eps=1e-6):
 
 def looped(x, W):
     h = x
-    for t in range(3):
+    for _t in range(3):
         h = np.tanh(W @ h)
         if np.sum(h) > 0:
             h = h * 2.0
@@ -116,7 +116,7 @@ def test_forward_source_is_generated_python_without_a_tape():
     text = srcad.source(looped, wrt=(0, 1), mode="fwd")
     assert text.startswith("def jvp_looped(x, W, dx, dW):")
     assert "Tape" not in text and "push" not in text
-    assert "for t in range(3):" in text
+    assert "for _t in range(3):" in text
 
 
 def test_tangents_of_constants_are_not_computed():

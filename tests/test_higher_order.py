@@ -19,7 +19,7 @@ def poly_sin(x):
 
 def looped(x):
     h = x
-    for t in range(3):
+    for _t in range(3):
         h = np.sin(h) * 1.5
         if h > 0.2:
             h = h * h
@@ -61,7 +61,7 @@ def test_jvp_of_grad_and_of_grad_of_grad(f):
 
 def network(x, W):
     h = x
-    for t in range(2):
+    for _t in range(2):
         h = np.tanh(W @ h)
     return np.sum(h * h)
 
