@@ -539,17 +539,17 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
     if isinstance(df, _Derivative):
         return df.generated().source
-    if inspect.isfunction(df):
-        if mode not in ("rev", "fwd"):
-            raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
-        indices, single = _normalize_wrt(df, wrt)
-        if mode == "rev":
-            return cached(df, indices, single, "grad").source
-        return cached(df, indices, False, "jvp").source
-    text = getattr(df, "srcad_source", None)
-    if text is None:
-        raise TypeError(f"{df!r} is not a derivative made by srcad")
-    return text
+    text = getattr(df, "srcad_source", None)  # a vjp's pullback
+    if text is not None:
+        return text
+    if not inspect.isfunction(df):
+        raise TypeError(f"{df!r} is neither a derivative made by srcad nor a Python function")
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
+    indices, single = _normalize_wrt(df, wrt)
+    if mode == "rev":
+        return cached(df, indices, single, "grad").source
+    return cached(df, indices, False, "jvp").source
 
 
 def stop_gradient(x: Any) -> Any:

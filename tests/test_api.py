@@ -191,9 +191,13 @@ def test_not_a_function():
         srcad.grad(dict)
 
 
-def test_source_of_non_derivative():
-    with pytest.raises(TypeError):
-        srcad.source(loss)
+def test_source_of_a_plain_function_is_its_gradient_or_forward_source():
+    assert srcad.source(loss) == srcad.source(srcad.grad(loss))
+    assert srcad.source(loss, wrt=1, mode="fwd").startswith("def jvp_loss(")
+    with pytest.raises(ValueError, match="mode"):
+        srcad.source(loss, mode="sideways")
+    with pytest.raises(TypeError, match="neither a derivative"):
+        srcad.source(np.sum)
 
 
 def test_float16_stays_float16(data):

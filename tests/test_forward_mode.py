@@ -228,3 +228,26 @@ def test_forward_mode_is_cached():
     srcad.jvp(rosen, (np.ones(3),), (np.ones(3),))
     assert srcad.transform.cache.builds == after_first >= before
     assert cached(rosen, (0,), False, "jvp") is cached(rosen, (0,), False, "jvp")
+
+
+def sum_of_literal(x, y):
+    return sum([x, y])
+
+
+def test_a_list_written_in_the_call_is_a_clear_error_not_a_zero_tangent():
+    with pytest.raises(srcad.UnsupportedConstructError, match="list written in the call"):
+        srcad.jvp(sum_of_literal, (np.ones(3), np.ones(3)), (np.ones(3), np.ones(3)))
+
+
+def filled(x):
+    out = np.zeros(x.shape[0])
+    for k in range(x.shape[0]):
+        out[k] = x[k] * x[k]
+    return out
+
+
+def test_updates_in_place_write_into_the_tangent_without_copying_it():
+    text = srcad.source(filled, mode="fwd")
+    assert "copied(" not in text
+    x, v = RNG.normal(size=4), RNG.normal(size=4)
+    np.testing.assert_allclose(srcad.jvp(filled, (x,), (v,))[1], 2 * x * v)

@@ -194,7 +194,8 @@ class _Forward:
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         tangent_stmts = self.contributions(body, name, op.label, where)
-        if op.key is not COPY and name in self.updated:
+        if op.key not in (COPY, inplace.setitem) and name in self.updated:
+            # (an update itself writes into the tangent that its array's definition owns)
             tangent_stmts = self.own(tangent_stmts)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
@@ -211,6 +212,16 @@ class _Forward:
                 raise self.source.error(f"the tangent rule of {label} is not a template", where)
             dest = tstmt.targets[0]
             reads = _tangent_reads(tstmt.value)
+            for r in reads:
+                if (
+                    isinstance(r, (gast.List, gast.Tuple))
+                    and operand_names(r) & self.activity.varied
+                ):
+                    raise self.source.error(
+                        f"the derivative of {label} flows through a list written in the call, "
+                        "which is not supported yet; make it an array first (np.stack([...]))",
+                        where,
+                    )
             value = _TangentReader(self).visit(tstmt.value)
             if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                 if any(isinstance(r, gast.Name) and self.active(r.id) for r in reads):
