@@ -10,6 +10,7 @@ import gast
 
 from srcad.adjoints.registry import Rule
 from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
 
 #: Name id that marks ``d[...]`` after instantiation; no user identifier can contain NUL.
@@ -26,6 +27,7 @@ def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> d
         bound = rule.signature.bind(*args, **keywords)
     except TypeError as exc:
         raise TemplateError(str(exc)) from None
+    given = set(bound.arguments)
     bound.apply_defaults()
     result: dict[str, gast.expr] = {}
     for name, value in bound.arguments.items():
@@ -36,6 +38,9 @@ def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> d
             result[name] = value
         else:
             result[name] = _constant(value)
+            if name not in given:
+                # a default the call left out: the template's calls leave it out too
+                setanno(result[name], "default", True)
     return result
 
 
@@ -104,6 +109,11 @@ class _Substitute(gast.NodeTransformer):
         elif name not in ("d", ADJOINT):
             obj = self.rule.globals.get(name, getattr(builtins, name, None))
             node.id = self.namer.bind_global(obj, name)
+        return node
+
+    def visit_Call(self, node: gast.Call) -> gast.AST:
+        self.generic_visit(node)
+        node.keywords = [k for k in node.keywords if not getanno(k.value, "default")]
         return node
 
     def visit_For(self, node: gast.For) -> list[gast.stmt]:
