@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srcad import api
-from srcad.errors import ExportError
+from srcad.errors import ExportError, TransformError
 from srcad.standalone import wrappers
 from srcad.standalone.module import MISSING, ModuleWriter, display_path
 
@@ -138,7 +138,15 @@ def probe(
     ast.increment_lineno(tree, first_line - 1)  # tracebacks show the user's lines
     namespace = {**scope, probe_name: recorder}
     exec(compile(tree, filename, "exec"), namespace)
-    namespace[fdef.name](*args, **kwargs)
+    try:
+        namespace[fdef.name](*args, **kwargs)
+    except TransformError:
+        raise  # it names the user's file and line already
+    except Exception as exc:
+        raise ExportError(
+            f"running {func.__qualname__} on the example arguments failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     return sites
 
 

@@ -183,4 +183,6 @@ def _describe(treedef: Any) -> str:
         inner = ", ".join(f"{k!r}: {_describe(c)}" for k, c in zip(keys, children))
         return "{" + inner + "}"
     inner = ", ".join(_describe(c) for c in children)
-    return f"{cls.__name__}({inner})" if kind in ("namedtuple", "dataclass") else f"[{inner}]"
+    if kind in ("namedtuple", "dataclass"):
+        return f"{cls.__name__}({inner})"
+    return f"({inner}{',' if len(children) == 1 else ''})" if cls is tuple else f"[{inner}]"
