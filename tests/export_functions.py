@@ -1,6 +1,7 @@
 """Functions that tests compile with srcad.export (export needs their source files)."""
 
 import math
+from functools import partial
 
 import numpy as np
 from export_other import rescale
@@ -99,3 +100,39 @@ def reads_object(x):
 
 def scaled_twice(w, x):
     return rescale(np.sum(w * x)) * SCALE
+
+
+@srcad.custom_vjp
+def softclip(x):
+    return np.tanh(x)
+
+
+def softclip_fwd(x):
+    y = np.tanh(x)
+    return y, (y,)
+
+
+def softclip_bwd(res, g):
+    (y,) = res
+    return (g * (1 - y * y),)
+
+
+softclip.defvjp(softclip_fwd, softclip_bwd)
+
+
+def power(p, x):
+    return x**p
+
+
+cube = partial(power, 3.0)
+
+
+def nested(x, n):
+    if n == 0:
+        return x
+    return np.sin(nested(x, n - 1))
+
+
+def handles(x):
+    kept = np.sum(softclip(x) * srcad.stop_gradient(x))
+    return kept + np.sum(cube(x)) + np.sum(nested(x, 3))

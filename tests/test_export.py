@@ -269,3 +269,15 @@ def test_free_names_and_renaming():
     assert names.rename(text, "f", "f_2").startswith("def f_2(x, axis=1):")
     with pytest.raises(ValueError):
         names.rename(text, "y", "y_2")  # a local: renaming it would change its meaning
+
+
+def test_custom_vjp_partial_stop_gradient_and_recursion(tmp_path):
+    path = srcad.export(srcad.grad(fx.handles), tmp_path / "handles.py")
+    text = path.read_text()
+    assert "def softclip_fwd(x):" in text and "def softclip_bwd(res, g):" in text
+    assert "functools.partial(power_fwd, 3.0)" in text
+    assert "= stop_gradient(x)" in text and "def stop_gradient(x" in text
+    assert "srcad" not in {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
+    x = np.array([0.3, -1.2, 2.0])
+    got = run_standalone(path, "m.grad_of_handles(*args)", (x,), tmp_path)
+    np.testing.assert_allclose(got, srcad.grad(fx.handles)(x), rtol=1e-12)

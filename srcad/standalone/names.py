@@ -101,3 +101,16 @@ def _def_name_spot(text: str, node: ast.AST) -> tuple[int, int]:
     while raw[at : at + 1].isspace():
         at += 1
     return node.lineno, at
+
+
+def splice(text: str, edits: list[tuple[ast.expr, str]]) -> str:
+    """``text`` with each node's source replaced by a string, last first so that the
+    positions of the others stay valid (nodes from ``ast.parse(text)``)."""
+    lines = [line.encode() for line in text.splitlines(keepends=True)]  # columns are bytes
+    order = sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True)
+    for node, name in order:
+        start, end = node.lineno - 1, node.end_lineno - 1
+        head = lines[start][: node.col_offset]
+        tail = lines[end][node.end_col_offset :]
+        lines[start : end + 1] = [head + name.encode() + tail]
+    return b"".join(lines).decode()

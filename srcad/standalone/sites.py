@@ -15,7 +15,7 @@ from typing import Any
 
 from srcad import api
 from srcad.errors import ExportError, TransformError
-from srcad.standalone import wrappers
+from srcad.standalone import names, wrappers
 from srcad.standalone.module import MISSING, ModuleWriter, display_path
 
 
@@ -172,7 +172,7 @@ def rewrite(
         callee, call = _callee(site, lookup, where)
         name = site.entry.emit(writer, callee, call, where)
         edits.append((site.node.func, name))
-    return _splice(text, edits)
+    return names.splice(text, edits)
 
 
 def _callee(site: Site, lookup: Callable[[str], Any], where: str) -> tuple[Any, tuple | None]:
@@ -204,15 +204,3 @@ def _structure(callee: Any, args: tuple, kwargs: dict) -> Any:
         bound = callee._bound(args, kwargs) if kwargs else list(args)
         return (callee._func, callee._wrt, api._structures(bound, callee._wrt))
     return (callee, len(args), tuple(kwargs))
-
-
-def _splice(text: str, edits: list[tuple[ast.expr, str]]) -> str:
-    """Replace each node's source with a name, last first so positions stay valid."""
-    lines = [line.encode() for line in text.splitlines(keepends=True)]
-    order = sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True)
-    for node, name in order:
-        start, end = node.lineno - 1, node.end_lineno - 1
-        head = lines[start][: node.col_offset]
-        tail = lines[end][node.end_col_offset :]
-        lines[start : end + 1] = [head + name.encode() + tail]
-    return b"".join(lines).decode()
