@@ -3,6 +3,7 @@ module that imports only NumPy and the standard library."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import os
@@ -75,11 +76,9 @@ def _main_function(writer: ModuleWriter, func: Callable, call: tuple | None) -> 
     lookup = namespace_lookup(func)
     probed = None
     if call is not None:
-        scope = {name: lookup(name) for name in _names_in(text)}
-        scope = {
-            **func.__globals__,
-            **{k: v for k, v in scope.items() if k not in func.__globals__},
-        }
+        # the function's globals, with closure values as globals (the probe is a copy)
+        closure = {name: lookup(name) for name in func.__code__.co_freevars}
+        scope = {**func.__globals__, **closure}
         probed = sites.probe(
             func, text, first_line, func.__code__.co_filename, scope, call[0], call[1]
         )
@@ -89,15 +88,8 @@ def _main_function(writer: ModuleWriter, func: Callable, call: tuple | None) -> 
     return name
 
 
-def _names_in(text: str) -> set[str]:
-    import ast
-
-    return {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
-
-
 def _refuse_derivative_calls(func: Callable, text: str) -> str:
-    import ast
-
+    """Refuse a copied function of the user's that makes a derivative call itself."""
     tree = ast.parse(text).body[0]
     found = sites.find_sites(tree, namespace_lookup(func), func.__code__.co_firstlineno)
     if found:

@@ -81,8 +81,12 @@ class ModuleWriter:
         return self._name.get(key)
 
     def _obj_key(self, obj: Any) -> tuple:
-        self._alive.append(obj)
+        self.keep(obj)
         return ("object", id(obj))
+
+    def keep(self, obj: Any) -> None:
+        """Keep ``obj`` alive while the module is assembled (its id is part of a key)."""
+        self._alive.append(obj)
 
     # --- pieces ------------------------------------------------------------------------
 
@@ -311,7 +315,7 @@ class ModuleWriter:
         if not handle.structures:
             text = with_defaults(text, gen.function.__name__, handle.func, label)
         defs = self.generated(text, gen.function.__globals__, ("gen", id(gen)), label)
-        self._alive.append(gen)
+        self.keep(gen)
         forward, backward = defs[gen.function.__name__], defs[gen.backward.__name__]
         if handle.args or handle.kwargs:
             partial = self.import_module("functools", importlib.import_module("functools"))

@@ -42,7 +42,7 @@ def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: st
     gen = derivative.generated(structures)
     writer.sources.setdefault(label, user_source(func, label))
     raw = writer.generated(gen.source, gen.function.__globals__, ("gen", id(gen)), label)
-    writer._alive.append(gen)
+    writer.keep(gen)
     kind = "value_and_grad" if with_value else "grad"
     name = writer.claim(key, f"{kind}_of_{func.__name__}")
     fit = writer.helper(exported.fit_gradients, label)
