@@ -1,17 +1,29 @@
-# Fresh machine: `make demo` runs the quick start, `make test` runs the test suite.
+# Fresh machine: `make demo` trains a digits classifier with a training step compiled by
+# srcad.export, `make test` runs the test suite.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test fuzz lint format clean
+.PHONY: demo quickstart test fuzz lint format clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.created
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
-demo: $(VENV)/.installed
+$(VENV)/.examples: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install --quiet -e '.[examples]'
+	touch $@
+
+demo: $(VENV)/.examples
+	$(PY) examples/train_digits.py
+
+quickstart: $(VENV)/.created
+	$(PY) -m pip install --quiet -e .
 	$(PY) examples/quickstart.py
 
 test: $(VENV)/.installed

@@ -14,11 +14,13 @@ from srcad.api import (
     vjp,
 )
 from srcad.errors import (
+    ExportError,
     NoAdjointError,
     SourceUnavailableError,
     TransformError,
     UnsupportedConstructError,
 )
+from srcad.export import export
 from srcad.testing import check_grad
 
 __version__ = "0.1.0"
@@ -31,11 +33,13 @@ __all__ = [
     "nondifferentiable",
     "stop_gradient",
     "tangent",
+    "ExportError",
     "NoAdjointError",
     "SourceUnavailableError",
     "TransformError",
     "UnsupportedConstructError",
     "check_grad",
+    "export",
     "grad",
     "hessian",
     "hvp",

@@ -1,8 +1,11 @@
-"""Command line: ``python -m srcad ops`` lists every op srcad differentiates."""
+"""Command line: ``python -m srcad show`` prints a derivative's generated source,
+``python -m srcad compile`` writes a standalone module (see srcad.export), and
+``python -m srcad ops`` lists every op srcad differentiates."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -65,23 +68,121 @@ def rule_module(rule: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m srcad")
     commands = parser.add_subparsers(dest="command", required=True)
     ops = commands.add_parser("ops", help="list every op with its gradient support")
     ops.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    show = commands.add_parser("show", help="print the generated source of a derivative")
+    show.add_argument("target", help="FILE.py:FUNCTION")
+    show.add_argument("--wrt", default="0", help="parameters: indices or names, e.g. 0,1 or W,b")
+    show.add_argument("--mode", choices=("rev", "fwd"), default="rev", help="reverse or forward")
+    show.add_argument(
+        "--example",
+        metavar="NAME",
+        help="a function in FILE returning example "
+        "arguments (expands dict/list arguments as for that call)",
+    )
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    build = commands.add_parser(
+        "compile", help="write a function and its derivatives as a standalone module"
+    )
+    build.add_argument("target", help="FILE.py:FUNCTION")
+    build.add_argument("-o", "--output", required=True, help="the module to write")
+    build.add_argument(
+        "--example",
+        metavar="NAME",
+        help="a function in FILE returning the "
+        "example arguments (default: example_args, if FILE defines it)",
+    )
+    build.add_argument("--no-example", action="store_true", help="compile without examples")
     args = parser.parse_args(argv)
     if args.command == "ops":
-        rows = op_table()
-        if args.markdown:
-            print("| op | family | gradient |")
-            print("| --- | --- | --- |")
-            for op, family, grad in rows:
-                print(f"| `{op}` | {family} | {grad} |")
-        else:
-            width = max(len(op) for op, _, _ in rows)
-            for op, family, grad in rows:
-                print(f"{op.ljust(width)}  {family:12}  {grad}")
+        _print_ops(args.markdown)
+        return 0
+    from srcad.errors import TransformError
+    from srcad.loading import LoadError
+
+    try:
+        if args.command == "show":
+            return _show(args)
+        return _compile(args)
+    except (LoadError, TransformError, NotImplementedError, ValueError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _print_ops(markdown: bool) -> None:
+    rows = op_table()
+    if markdown:
+        print("| op | family | gradient |")
+        print("| --- | --- | --- |")
+        for op, family, grad in rows:
+            print(f"| `{op}` | {family} | {grad} |")
+    else:
+        width = max(len(op) for op, _, _ in rows)
+        for op, family, grad in rows:
+            print(f"{op.ljust(width)}  {family:12}  {grad}")
+
+
+def _show(args: argparse.Namespace) -> int:
+    from srcad import api
+    from srcad.highlight import highlight
+    from srcad.loading import load_target
+    from srcad.show import source_of
+
+    module, func = load_target(args.target)
+    example = _example(module, args.example, required=args.example is not None)
+    if isinstance(func, api._Derivative):
+        text = api.source(func)
+    else:
+        text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
+    sys.stdout.write(highlight(text) if color else text)
     return 0
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from srcad.export import export
+    from srcad.loading import load_target
+
+    module, func = load_target(args.target)
+    example = None
+    if not args.no_example:
+        name = args.example or "example_args"
+        example = _example(module, name, required=args.example is not None)
+    path = export(func, args.output, example_args=example)
+    how = "specialized to the example arguments" if example is not None else "no example arguments"
+    print(f"wrote {path} ({how})")
+    return 0
+
+
+def _example(module: Any, name: str | None, required: bool) -> tuple | None:
+    """The example arguments that ``module.name()`` returns (a tuple)."""
+    from srcad.loading import LoadError
+
+    if name is None:
+        return None
+    make = getattr(module, name, None)
+    if make is None:
+        if required:
+            raise LoadError(f"{module.__file__} has no function '{name}' (for --example)")
+        return None
+    value = make() if callable(make) else make
+    if not isinstance(value, tuple):
+        raise LoadError(f"{name}() must return a tuple of arguments, got {type(value).__name__}")
+    return value
+
+
+def _parse_wrt(text: str) -> Any:
+    """``0`` -> 0, ``0,1`` -> (0, 1), ``W,b`` -> ("W", "b"), ``0,`` -> (0,)."""
+    items = [item.strip() for item in text.split(",")]
+    parsed = tuple(int(i) if i.lstrip("-").isdigit() else i for i in items if i)
+    if "," not in text and len(parsed) == 1:
+        return parsed[0]
+    return parsed
 
 
 if __name__ == "__main__":

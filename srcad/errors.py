@@ -46,3 +46,7 @@ class NoAdjointError(TransformError):
 
 class SourceUnavailableError(TransformError):
     """The function's source cannot be found (REPL, exec, builtins, C code)."""
+
+
+class ExportError(TransformError):
+    """Something ``srcad.export`` cannot write into a standalone module."""

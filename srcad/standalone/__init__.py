@@ -1,0 +1,1 @@
+"""Writing derivatives and the functions that call them into standalone modules."""
