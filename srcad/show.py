@@ -20,10 +20,10 @@ def source_of(
     With ``example_args``, pytree arguments (dicts, lists, ...) are expanded leaf by leaf
     as they would be for a call with those arguments.
     """
-    if mode == "fwd":
-        raise NotImplementedError("forward mode is not available yet")
-    if mode != "rev":
+    if mode not in ("rev", "fwd"):
         raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
+    if mode == "fwd":
+        return api.source(func, wrt=wrt, mode="fwd")
     derivative = api.grad(func, wrt=wrt)
     if example_args is None:
         return api.source(derivative)

@@ -136,3 +136,15 @@ def nested(x, n):
 def handles(x):
     kept = np.sum(softclip(x) * srcad.stop_gradient(x))
     return kept + np.sum(cube(x)) + np.sum(nested(x, 3))
+
+
+def wave(x, w):
+    h = x
+    for _k in range(3):
+        h = np.sin(h * w)
+    return np.sum(h * h)
+
+
+def slope_step(x, w, v):
+    value, slope = srcad.jvp(wave, (x, w), (v, None))
+    return value, slope

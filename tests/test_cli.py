@@ -112,11 +112,12 @@ def test_show_expands_pytrees_with_example_arguments(tmp_path):
     assert result.stdout.startswith("def value_and_grad_mlp(params_W, params_b, x):")
 
 
-def test_show_forward_mode_is_not_available_yet(tmp_path):
+def test_show_forward_mode(tmp_path):
     model(tmp_path)
-    result = run_in(tmp_path, "show", "model.py:loss", "--mode", "fwd")
-    assert result.returncode == 1
-    assert result.stderr.strip() == "error: forward mode is not available yet"
+    result = run_in(tmp_path, "show", "model.py:loss", "--mode", "fwd", "--wrt", "0,1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def jvp_loss(W, b, x, dW, db):")
+    assert "Tape" not in result.stdout
 
 
 def test_compile_writes_a_module_that_uses_example_args(tmp_path):

@@ -281,3 +281,14 @@ def test_custom_vjp_partial_stop_gradient_and_recursion(tmp_path):
     x = np.array([0.3, -1.2, 2.0])
     got = run_standalone(path, "m.grad_of_handles(*args)", (x,), tmp_path)
     np.testing.assert_allclose(got, srcad.grad(fx.handles)(x), rtol=1e-12)
+
+
+def test_jvp_inside_the_exported_function_is_compiled_too(tmp_path):
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -2.0])
+    path = srcad.export(fx.slope_step, tmp_path / "slope.py", example_args=(x, 1.3, v))
+    text = path.read_text()
+    assert "def jvp_wave(x, w, dx):" in text and "def jvp_of_wave(" in text
+    value, slope = run_standalone(path, "m.slope_step(*args)", (x, 1.3, v), tmp_path)
+    live = srcad.jvp(fx.wave, (x, 1.3), (v, None))
+    assert value == pytest.approx(live[0], rel=1e-12)
+    assert slope == pytest.approx(live[1], rel=1e-12)

@@ -19,10 +19,6 @@ from srcad.standalone import names, wrappers
 from srcad.standalone.module import MISSING, ModuleWriter, display_path
 
 
-def _forward(writer: ModuleWriter, callee: Any, call: tuple | None, where: str) -> str:
-    raise ExportError(f"{where}: forward mode is not available yet")
-
-
 @dataclass(frozen=True)
 class EntryPoint:
     """How calls made with one of srcad's functions are compiled.
@@ -39,7 +35,7 @@ class EntryPoint:
 ENTRY_POINTS = {
     "grad": EntryPoint(curried=True, emit=wrappers.reverse),
     "value_and_grad": EntryPoint(curried=True, emit=wrappers.reverse),
-    "jvp": EntryPoint(curried=False, emit=_forward),
+    "jvp": EntryPoint(curried=False, emit=wrappers.forward),
 }
 
 

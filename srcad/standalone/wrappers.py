@@ -9,11 +9,12 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
-from srcad import api
+from srcad import api, pytree
 from srcad.errors import ExportError
 from srcad.runtime import exported
 from srcad.standalone import values
 from srcad.standalone.module import ModuleWriter, dict_lookup, display_path, user_source
+from srcad.transform.cache import cached
 
 
 def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: str) -> str:
@@ -91,6 +92,46 @@ def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: st
     else:
         body.append(f"return ({result}, aux)" if has_aux else f"return {result}")
     text = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
+    writer.add(text, {name: name}, dict_lookup({}), "derivatives", label)
+    return name
+
+
+def forward(writer: ModuleWriter, jvp: Any, call: tuple | None, where: str) -> str:
+    """The module-level name of the wrapper compiled for a call ``srcad.jvp(f, primals,
+    tangents)``, for the tangents that were not ``None`` when it ran with the example
+    arguments."""
+    if call is None:
+        raise ExportError(
+            f"{where}: srcad.jvp did not run with the example arguments; pass example "
+            "arguments that reach it"
+        )
+    args, kwargs = call
+    if kwargs or len(args) != 3:
+        raise ExportError(f"{where}: export compiles srcad.jvp(f, primals, tangents) only")
+    func, primals, tangents = args
+    if isinstance(func, api._Derivative) or not inspect.isfunction(func):
+        raise ExportError(f"{where}: export compiles srcad.jvp of a plain Python function")
+    if any(pytree.is_container(p) for p in primals):
+        raise ExportError(f"{where}: export compiles srcad.jvp of array arguments only")
+    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
+    label = f"{func.__qualname__} ({display_path(func.__code__.co_filename)}:"
+    label += f"{func.__code__.co_firstlineno})"
+    key = ("forward", func, wrt)
+    known = writer.known(key)
+    if known is not None:
+        return known
+    gen = cached(func, wrt, False, "jvp")
+    writer.sources.setdefault(label, user_source(func, label))
+    raw = writer.generated(gen.source, gen.function.__globals__, ("gen", id(gen)), label)
+    writer.keep(gen)
+    name = writer.claim(key, f"jvp_of_{func.__name__}")
+    chosen = ", ".join(f"tangents[{k}]" for k in wrt)
+    text = (
+        f"def {name}(f, primals, tangents):\n"
+        f'    """srcad.jvp({func.__name__}, primals, tangents), compiled by srcad for the '
+        f'tangents of arguments {wrt}."""\n'
+        f"    return {raw[gen.function.__name__]}(*primals, {chosen})\n"
+    )
     writer.add(text, {name: name}, dict_lookup({}), "derivatives", label)
     return name
 
