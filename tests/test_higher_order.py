@@ -100,3 +100,26 @@ def test_derivative_with_has_aux_cannot_be_differentiated_again():
 
     with pytest.raises(TypeError, match="differentiated again"):
         srcad.grad(srcad.grad(with_aux, has_aux=True))(1.0)
+
+
+def gathers(x, idx):
+    n = x.shape[0] // 2
+    head = x[:n]
+    picked = x[idx]  # repeated indices: the gradient accumulates with add_at
+    return np.sum(np.sin(head) * head) + np.sum(picked**3)
+
+
+def test_hessian_through_computed_slices_and_repeated_indices():
+    x = np.array([0.3, -0.7, 1.1, 0.4, -0.2, 0.9])
+    idx = np.array([1, 1, 4, 0])
+    H = srcad.hessian(gathers)(x, idx)
+    n = x.shape[0] // 2
+    expected = np.zeros((6, 6))
+    for k in range(n):
+        expected[k, k] += 2 * np.cos(x[k]) - x[k] * np.sin(x[k])
+    for k in idx:
+        expected[k, k] += 6 * x[k]
+    np.testing.assert_allclose(H, expected, atol=1e-12)
+    g2 = srcad.grad(lambda x: np.sum(srcad.grad(gathers)(x, idx) ** 2))
+    assert srcad.check_grad(lambda x: np.sum(srcad.grad(gathers)(x, idx) ** 2), x) < 1e-5
+    assert g2(x).shape == x.shape

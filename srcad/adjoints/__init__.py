@@ -10,6 +10,7 @@ from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     nondiff,
     reductions,
     shape,
+    updates,
 )
 from srcad.adjoints.registry import adjoint, lookup, nondifferentiable, tangent
 

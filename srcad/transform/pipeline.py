@@ -25,6 +25,7 @@ from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
+from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
@@ -104,6 +105,7 @@ def transform(
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
     fold_derivatives(source, namer)
+    functional_updates(source.tree, source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
     tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
     leaves = getanno(tree, "leaves") or {}
