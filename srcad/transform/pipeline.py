@@ -25,10 +25,10 @@ from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
-from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params
 from srcad.transform.normalize.rename import rename
+from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
 from srcad.transform.rebind import rebind
 from srcad.transform.reverse import reverse
