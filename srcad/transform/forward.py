@@ -19,6 +19,8 @@ from srcad.runtime import inplace, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.shapes import SameShape, analyse_shapes
+from srcad.transform.analyses.tbr import stable_names
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import CallJVP, CustomVJP, MethodJVP
 from srcad.transform.callsites import (
@@ -55,6 +57,7 @@ class _Forward:
     activity: Activity
     xp_name: str
     updated: set[str]
+    shapes: SameShape | None = None
     tapes: set[str] = field(default_factory=set)
     tangents: dict[str, str] = field(default_factory=dict)
     handles: dict[tuple, str] = field(default_factory=dict)
@@ -206,7 +209,8 @@ class _Forward:
     ) -> list[gast.stmt]:
         """The template's temporaries, then one assignment of the summed contributions."""
         temps: list[gast.stmt] = []
-        terms: list[gast.expr] = []
+        terms: list[tuple[gast.expr, list[gast.expr]]] = []
+        dropped = False
         for tstmt in body:
             if not isinstance(tstmt, gast.Assign):
                 raise self.source.error(f"the tangent rule of {label} is not a template", where)
@@ -225,17 +229,34 @@ class _Forward:
             value = _TangentReader(self).visit(tstmt.value)
             if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                 if any(isinstance(r, gast.Name) and self.active(r.id) for r in reads):
-                    terms.append(value)
+                    terms.append((value, reads))
+                else:
+                    dropped = True
                 continue
             tstmt.value = value
             temps.append(_generated(tstmt))
-        if not terms:
+        exprs = [
+            self.unbroadcast_term(t, reads, len(terms) > 1 and not dropped) for t, reads in terms
+        ]
+        if not exprs:
             value: gast.expr = self.zeros(build.load(name))
         else:
-            value = terms[0]
-            for term in terms[1:]:
+            value = exprs[0]
+            for term in exprs[1:]:
                 value = build.binop(value, gast.Add(), term)
         return [*temps, _generated(build.assign(self.tangent(name), value))]
+
+    def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:
+        """``broadcast_like(t, y)`` as ``t`` where the shape already is ``y``'s: the term is
+        summed with the terms of all the other operands (together they broadcast to the
+        result's shape), or its operand is known to have the result's shape."""
+        helper = self.namer.globals.get(getattr(getattr(term, "func", None), "id", None))
+        if helper is not tangents.broadcast_like:
+            return term
+        result = term.args[1]
+        if summed or (len(reads) == 1 and self.shapes.same(reads[0], result)):
+            return term.args[0]
+        return term
 
     def own(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         """An array updated in place gets a tangent no other tangent shares."""
@@ -342,7 +363,9 @@ def forward(
     xp_name = namer.fresh("xp")
     updated = set(getanno(tree, "inplace") or ())
     tapes = tape_names(body, source, local)
-    ctx = _Forward(source, namer, local, activity, xp_name, updated, tapes)
+    stable = stable_names(body, params) - updated
+    shapes = analyse_shapes(body, source, local, frozenset(stable))
+    ctx = _Forward(source, namer, local, activity, xp_name, updated, shapes, tapes)
     for name in wrt:
         ctx.tangent(name)
     new_body = ctx.block(body)

@@ -106,6 +106,14 @@ class _Fold(gast.NodeTransformer):
                     value = int(value) if isinstance(right, int) else value
                 return self._done(build.const(value))
         op = type(node.op)
+        if (
+            op in (gast.Add, gast.Sub)
+            and isinstance(node.right, gast.UnaryOp)
+            and isinstance(node.right.op, gast.USub)
+        ):
+            # a + -b is a - b exactly (and a - -b is a + b)
+            flipped = gast.Sub() if op is gast.Add else gast.Add()
+            return self._done(build.binop(node.left, flipped, node.right.operand))
         if not self.identities:
             return node
         if op is gast.Mult:
