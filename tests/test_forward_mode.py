@@ -251,3 +251,21 @@ def test_updates_in_place_write_into_the_tangent_without_copying_it():
     assert "copied(" not in text
     x, v = RNG.normal(size=4), RNG.normal(size=4)
     np.testing.assert_allclose(srcad.jvp(filled, (x,), (v,))[1], 2 * x * v)
+
+
+GOLDEN_ROSEN = """\
+def jvp_rosen(x, dx):
+    xp = array_namespace(x)
+    _t2 = x[:-1]
+    d_t2 = dx[:-1]
+    _t4 = x[1:] - _t2 ** 2
+    _t7 = 1 - _t2
+    rosen = xp.sum(100.0 * _t4 ** 2 + _t7 ** 2)
+    drosen = xp.sum(100.0 * ((dx[1:] - d_t2 * 2 * _t2) * 2 * _t4) + -d_t2 * 2 * _t7)
+    return (rosen, drosen)
+"""
+
+
+def test_golden_forward_source():
+    # the README shows this source: keep both in step
+    assert srcad.source(rosen, mode="fwd") == GOLDEN_ROSEN
