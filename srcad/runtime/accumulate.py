@@ -382,3 +382,100 @@ def untake(g: Any, x: Any, indices: Any, axis: Any = None) -> Any:
     index = (slice(None),) * (axis % x.ndim) + (indices,)
     add_at(out, index, g)
     return out
+
+
+def _tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list[int], list[int]]:
+    """The axes of ``a`` and of ``b`` that ``tensordot(a, b, axes)`` contracts, paired."""
+    na, nb = _ndim(a), _ndim(b)
+    if isinstance(axes, int):
+        return list(range(na - axes, na)), list(range(axes))
+    xa, xb = axes
+    xa = [xa] if isinstance(xa, int) else list(xa)
+    xb = [xb] if isinstance(xb, int) else list(xb)
+    return [k % na for k in xa], [k % nb for k in xb]
+
+
+def _inverse_order(order: Sequence[int]) -> tuple[int, ...]:
+    return tuple(sorted(range(len(order)), key=order.__getitem__))
+
+
+def grad_tensordot_lhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """Gradient of ``tensordot(a, b, axes)`` with respect to ``a``."""
+    xp = array_namespace(g, a, b)
+    xa, xb = _tensordot_axes(a, b, axes)
+    free_b = [k for k in range(_ndim(b)) if k not in xb]
+    lead = _ndim(a) - len(xa)
+    # g's trailing axes are b's free ones; what is left is a's free axes, then b's
+    # contracted axes in b's order, each standing for its partner axis of a
+    out = xp.tensordot(g, b, (list(range(lead, lead + len(free_b))), free_b))
+    order = [k for k in range(_ndim(a)) if k not in xa] + [xa[xb.index(j)] for j in sorted(xb)]
+    return xp.transpose(out, _inverse_order(order))
+
+
+def grad_tensordot_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """Gradient of ``tensordot(a, b, axes)`` with respect to ``b``."""
+    xp = array_namespace(g, a, b)
+    xa, xb = _tensordot_axes(a, b, axes)
+    free_a = [k for k in range(_ndim(a)) if k not in xa]
+    out = xp.tensordot(a, g, (free_a, list(range(len(free_a)))))
+    order = [xb[xa.index(i)] for i in sorted(xa)] + [k for k in range(_ndim(b)) if k not in xb]
+    return xp.transpose(out, _inverse_order(order))
+
+
+def _kron_shapes(a: Any, b: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``a``'s and ``b``'s shapes padded with leading 1s to the same length, as kron does."""
+    sa, sb = _shape(a), _shape(b)
+    nd = max(len(sa), len(sb))
+    return (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+
+
+def _interleave(first: Sequence[int], second: Sequence[int]) -> tuple[int, ...]:
+    return tuple(n for pair in zip(first, second) for n in pair)
+
+
+def grad_kron_lhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``kron(a, b)`` with respect to ``a``."""
+    xp = array_namespace(g, a, b)
+    sa, sb = _kron_shapes(a, b)
+    # kron(a, b)[i*n + k] = a[i] * b[k] on every axis: split each axis of g into (i, k)
+    split = xp.reshape(g, _interleave(sa, sb))
+    spread = xp.reshape(b, _interleave((1,) * len(sb), sb))
+    summed = xp.sum(split * spread, axis=tuple(range(1, 2 * len(sa), 2)))
+    return xp.reshape(summed, _shape(a))
+
+
+def grad_kron_rhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``kron(a, b)`` with respect to ``b``."""
+    xp = array_namespace(g, a, b)
+    sa, sb = _kron_shapes(a, b)
+    split = xp.reshape(g, _interleave(sa, sb))
+    spread = xp.reshape(a, _interleave(sa, (1,) * len(sa)))
+    summed = xp.sum(split * spread, axis=tuple(range(0, 2 * len(sa), 2)))
+    return xp.reshape(summed, _shape(b))
+
+
+def undiagonal(g: Any, x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Gradient of ``np.diagonal(x, offset, axis1, axis2)``: zeros with ``g`` on that diagonal."""
+    xp = array_namespace(g, x)
+    out = xp.zeros_like(x)
+    n = g.shape[-1]
+    rows = numpy.arange(n) + max(-offset, 0)
+    cols = numpy.arange(n) + max(offset, 0)
+    # a view with the two axes last: writing into it writes into out
+    xp.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g
+    return out
+
+
+def along_axis_index(x: Any, indices: Any, axis: int | None = -1) -> tuple[Any, ...]:
+    """The index ``i`` with ``x[i] == take_along_axis(x, indices, axis)``: ``indices`` on
+    ``axis``, broadcast position grids on the other axes."""
+    if axis is None:
+        return tuple(numpy.unravel_index(numpy.asarray(indices) % x.size, x.shape))
+    ndim = x.ndim
+    axis = axis % ndim
+    grids = [
+        numpy.arange(n).reshape((1,) * k + (n,) + (1,) * (ndim - k - 1))
+        for k, n in enumerate(x.shape)
+    ]
+    grids[axis] = indices
+    return tuple(grids)

@@ -1,5 +1,6 @@
-"""Products: dot, matmul, outer, inner, einsum."""
+"""Products: dot, matmul, outer, inner, einsum, tensordot, kron, cross."""
 
+import numpy as np
 import pytest
 from opcheck import check, rand
 
@@ -50,3 +51,51 @@ def test_einsum(spec, shapes):
 
 def test_einsum_same_operand_twice():
     check("np.einsum('ij,ij->', x, x)", rand(2, 3))
+
+
+@pytest.mark.parametrize(
+    "axes, sa, sb",
+    [
+        (2, (2, 3, 4), (3, 4, 2)),
+        (1, (2, 3), (3, 4)),
+        (0, (2,), (3,)),
+        (3, (2, 3, 2), (2, 3, 2)),
+        (([1, 0], [0, 2]), (2, 3, 4), (3, 5, 2)),
+        ((0, 1), (3, 2), (4, 3)),
+        (([2], [0]), (2, 3, 4), (4,)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tensordot(axes, sa, sb, dtype):
+    x, y = rand(*sa).astype(dtype), rand(*sb, seed=1).astype(dtype)
+    tol = {} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(f"np.tensordot(x, y, {axes!r})", x, y, **tol)
+
+
+def test_tensordot_default_axes():
+    check("np.tensordot(x, y)", rand(2, 3, 4), rand(3, 4, 2, seed=1))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((2, 3), (3, 2)), ((3,), (2, 2)), ((2, 2), (3,)), ((2,), (3,)), ((1, 2, 2), (2, 1))]
+)
+def test_kron(sa, sb):
+    check("np.kron(x, y)", rand(*sa), rand(*sb, seed=1))
+
+
+def test_kron_float32():
+    check("np.kron(x, y)", rand(2, 2).astype(np.float32), rand(2, 3, seed=1).astype(np.float32),
+          rtol=1e-2, atol=1e-3)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "expr, sa, sb",
+    [
+        ("np.cross(x, y)", (3,), (3,)),
+        ("np.cross(x, y)", (4, 3), (3,)),
+        ("np.cross(x, y, axis=0)", (3, 2), (3, 2)),
+        ("np.cross(x, y, axisa=0, axisc=0)", (3, 2), (2, 3)),
+    ],
+)
+def test_cross(expr, sa, sb):
+    check(expr, rand(*sa), rand(*sb, seed=1))

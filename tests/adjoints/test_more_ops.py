@@ -68,3 +68,57 @@ def test_against_finite_differences(expr, args):
 )
 def test_more_elementwise_and_shape_ops(expr, args):
     check(expr, *args, rtol=1e-4)
+
+
+def spd(n, seed=0, batch=()):
+    """A well-conditioned symmetric positive definite matrix (or stack of them)."""
+    a = rand(*batch, n, n, seed=seed)
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, args",
+    [
+        ("np.linalg.cholesky(x)", (spd(1),)),
+        ("np.linalg.cholesky(x)", (spd(3),)),
+        ("np.linalg.cholesky(x)", (spd(2, batch=(3,)),)),
+        # A built inside: the symmetric upper half varies with the lower one
+        ("np.linalg.cholesky(x @ x.T + 3 * np.eye(3))", (rand(3, 3),)),
+        ("np.linalg.pinv(x)", (rand(3, 2),)),
+        ("np.linalg.pinv(x)", (rand(2, 4),)),
+        ("np.linalg.pinv(x)", (well_conditioned(3),)),
+        ("np.linalg.pinv(x)", (rand(2, 3, 2),)),
+        ("np.linalg.pinv(x, rcond=1e-10)", (rand(3, 2),)),
+        ("np.diagonal(x)", (rand(3, 3),)),
+        ("np.diagonal(x, 1)", (rand(3, 4),)),
+        ("np.diagonal(x, -1, 0, 2)", (rand(3, 2, 4),)),
+        ("x.diagonal()", (rand(2, 3),)),
+    ],
+)
+def test_matrix_functions(expr, args, dtype):
+    args = tuple(a.astype(dtype) for a in args)
+    tol = {"rtol": 1e-4} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, *args, **tol)
+
+
+def test_cholesky_reads_the_lower_triangle():
+    # NumPy ignores the strict upper triangle: its gradient there is zero
+    from opcheck import make_function
+
+    import srcad
+
+    f = make_function("np.sum(np.linalg.cholesky(x))", "x")
+    g = srcad.grad(f)(spd(3))
+    assert np.all(g[np.triu_indices(3, 1)] == 0) and np.all(g[np.tril_indices(3)] != 0)
+
+
+def test_pinv_hermitian_is_a_clear_error():
+    # with hermitian=True NumPy reads one triangle only: a derivative srcad does not have
+    from opcheck import make_function
+
+    import srcad
+
+    f = make_function("np.sum(np.linalg.pinv(x, hermitian=True))", "x")
+    with pytest.raises(srcad.TransformError, match="hermitian"):
+        srcad.grad(f)(spd(3))
