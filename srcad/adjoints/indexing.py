@@ -1,7 +1,9 @@
 """Adjoints of indexing reads: scatter the gradient into a zero array of the source's shape."""
 
-from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, tangent, xp
-from srcad.runtime.accumulate import add_at, unbroadcast
+import numpy as np
+
+from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, nondifferentiable, tangent, xp
+from srcad.runtime.accumulate import add_at, along_axis_index, unbroadcast
 from srcad.runtime.inplace import setitem, zeroed
 
 
@@ -17,6 +19,18 @@ def getitem_dynamic(y, x, index):
     dx = xp.zeros_like(x)
     add_at(dx, index, d[y])
     d[x] = dx
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis(y, arr, indices, axis=-1):
+    # repeated indices accumulate
+    darr = xp.zeros_like(arr)
+    add_at(darr, along_axis_index(arr, indices, axis), d[y])
+    d[arr] = darr
+
+
+# an index computed from shapes and integer indices only
+nondifferentiable(along_axis_index)
 
 
 @adjoint(setitem)
@@ -37,3 +51,8 @@ def getitem_tangent(y, x, index):
 def setitem_tangent(y, x, index, value):
     # one contribution reading both: where one does not vary its zeros are what is written
     d[y] = setitem(d[x], index, d[value])
+
+
+@tangent(np.take_along_axis)
+def take_along_axis_tangent(y, arr, indices, axis=-1):
+    d[y] = xp.take_along_axis(d[arr], indices, axis=axis)

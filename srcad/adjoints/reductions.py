@@ -1,4 +1,5 @@
-"""Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std."""
+"""Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std, and the
+cumulative cumsum and cumprod."""
 
 import numpy as np
 
@@ -51,6 +52,28 @@ def cumsum(y, x, axis=None):
     d[x] = uncumsum(d[y], x, axis)
 
 
+@adjoint(np.cumprod, Method("cumprod"))
+def cumprod(y, x, axis=None):
+    # dy[k]/dx[j] (j <= k) is the product of x[:k+1] without x[j]; computed without dividing
+    # by zeros: the product of the nonzero entries, divided by x[j] where x[j] is nonzero,
+    # times that of the zero entries other than x[j]. The latter is 1 if there are none
+    # and 0 if there are several, but written as the one zero's value x[f] (0) where there
+    # is one, so that second derivatives through it are exact too.
+    flat = xp.reshape(x, y.shape)
+    zero = flat == 0
+    zeros_so_far = xp.cumsum(zero, axis=axis)
+    first = xp.sum(flat * (zero & (zeros_so_far == 1)), axis=axis, keepdims=True)
+    second = xp.sum(flat * (zero & (zeros_so_far == 2)), axis=axis, keepdims=True)
+    safe = xp.where(zero, 1, flat)
+    weighted = xp.cumprod(safe, axis=axis) * d[y]
+    # sums over k >= j of weighted[k], split by how many zeros x[:k+1] holds
+    none = xp.flip(xp.cumsum(xp.flip(weighted * (zeros_so_far == 0), axis), axis), axis)
+    one = xp.flip(xp.cumsum(xp.flip(weighted * (zeros_so_far == 1), axis), axis), axis)
+    two = xp.flip(xp.cumsum(xp.flip(weighted * (zeros_so_far == 2), axis), axis), axis)
+    other = xp.where(zeros_so_far == 1, second, first)
+    d[x] = xp.reshape(xp.where(zero, one + two * other, (none + one * first) / safe), x.shape)
+
+
 # ---- tangents ----
 
 
@@ -91,3 +114,25 @@ def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
 @tangent(np.cumsum, Method("cumsum"))
 def cumsum_tangent(y, x, axis=None):
     d[y] = xp.cumsum(d[x], axis=axis)
+
+
+@tangent(np.cumprod, Method("cumprod"))
+def cumprod_tangent(y, x, axis=None):
+    # the adjoint's derivatives applied forward: sum over j <= k of dx[j] * dy[k]/dx[j]
+    flat = xp.reshape(x, y.shape)
+    zero = flat == 0
+    zeros_so_far = xp.cumsum(zero, axis=axis)
+    at_first = zero & (zeros_so_far == 1)
+    at_second = zero & (zeros_so_far == 2)
+    first = xp.sum(flat * at_first, axis=axis, keepdims=True)
+    second = xp.sum(flat * at_second, axis=axis, keepdims=True)
+    safe = xp.where(zero, 1, flat)
+    d[y] = xp.cumprod(safe, axis=axis) * (
+        ((zeros_so_far == 0) + (zeros_so_far == 1) * first)
+        * xp.cumsum(xp.reshape(d[x], y.shape) / safe * ~zero, axis=axis)
+        + ((zeros_so_far == 1) + (zeros_so_far == 2) * second)
+        * xp.sum(xp.reshape(d[x], y.shape) * at_first, axis=axis, keepdims=True)
+        + (zeros_so_far == 2)
+        * first
+        * xp.sum(xp.reshape(d[x], y.shape) * at_second, axis=axis, keepdims=True)
+    )

@@ -56,3 +56,25 @@ def test_boolean_mask():
     x = rand(5)
     mask = np.array([True, False, True, True, False])
     srcad.check_grad(f, x, mask)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("np.take_along_axis(x, np.array([[0, 2, 2], [1, 1, 0]]), 1)", (2, 3)),
+        ("np.take_along_axis(x, np.array([[0], [2], [1]]), axis=-1)", (3, 3)),
+        ("np.take_along_axis(x, np.array([[1, 0, 1]]), 0)", (2, 3)),
+        ("np.take_along_axis(x, np.array([[[1]], [[0]]]), axis=1)", (2, 3, 2)),
+        ("np.take_along_axis(x, np.array([3, 0, 5, 5, -1]), None)", (2, 3)),
+        ("np.take_along_axis(x, np.argsort(x, axis=0), axis=0)", (3, 2)),
+    ],
+)
+def test_take_along_axis(expr, shape, dtype):
+    tol = {} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, rand(*shape).astype(dtype), **tol)
+
+
+def test_take_along_axis_repeats_accumulate():
+    f = make_function("np.sum(np.take_along_axis(x, np.array([[2, 2, 0]]), 1))", "x")
+    np.testing.assert_allclose(srcad.grad(f)(np.ones((1, 3))), [[1.0, 0.0, 2.0]])

@@ -53,3 +53,35 @@ def test_max_ties_split_evenly():
 def test_sum_positional_axis():
     check("np.sum(x, 0)", rand(2, 3))
     check("np.mean(x, 1)", rand(2, 3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("np.cumprod(x)", (2, 3)),
+        ("np.cumprod(x, axis=1)", (2, 3)),
+        ("np.cumprod(x, axis=0)", (3, 2)),
+        ("np.cumprod(x, -1)", (2, 2, 3)),
+        ("x.cumprod()", (4,)),
+        ("x.cumprod(axis=1)", (2, 3, 2)),
+    ],
+)
+def test_cumprod(expr, shape, dtype):
+    tol = {} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, rand(*shape, low=0.5, high=1.5).astype(dtype), **tol)
+    check(expr, rand(*shape, seed=3).astype(dtype), **tol)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        [1.5, 0.0, 2.0, -1.0],
+        [0.0, 1.5, 0.0, 2.0, 0.0, -1.0],
+        [[1.5, 0.0, 2.0, 0.0, 3.0], [0.0, 0.0, 3.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0, 0.0]],
+    ],
+)
+def test_cumprod_with_zeros_is_exact(x):
+    # first and second derivatives, without dividing by the zeros
+    check("np.cumprod(x, axis=-1)", np.array(x))
+    check("np.cumprod(x)", np.array(x))
