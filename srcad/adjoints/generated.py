@@ -5,19 +5,54 @@ Most helpers are linear in their first argument (a gradient or tangent) and read
 other arguments only for shapes; those others get no derivative (``static=...``).
 """
 
-from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent
+from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime import accumulate, inplace, tangents
 from srcad.runtime.accumulate import (
+    grad_dot_lhs,
+    grad_dot_rhs,
+    grad_einsum,
+    grad_inner_lhs,
+    grad_inner_rhs,
     grad_matmul_lhs,
     grad_matmul_rhs,
+    grad_solve_lhs,
+    grad_solve_rhs,
     keep_reduced,
+    prod_others,
     unbroadcast,
+    unconcatenate,
+    uncumsum,
+    undiag,
+    unpad,
     unreduce,
+    unrepeat,
+    unsort,
+    unstack,
+    untake,
+    untile,
 )
 from srcad.runtime.backend import array_namespace, math_namespace
-from srcad.runtime.higher import reduce_like, reshape_like, spread_like, unreduce_like
+from srcad.runtime.higher import (
+    concatenated_part,
+    einsum_replacing_two,
+    grad_einsum_replacing,
+    grouped,
+    reconcatenate,
+    reduce_like,
+    reshape_like,
+    restack,
+    spread_like,
+    stacked_part,
+    ungrouped,
+    unreduce_like,
+)
 from srcad.runtime.inplace import zeroed
-from srcad.runtime.tangents import broadcast_like
+from srcad.runtime.tangents import (
+    broadcast_like,
+    concatenated_piece,
+    einsum_replacing,
+    stacked_piece,
+)
 
 nondifferentiable(
     array_namespace,
@@ -26,6 +61,9 @@ nondifferentiable(
     accumulate.count,
     accumulate.extremum_share,
     tangents.zero_tangent,
+    # permutations of axes: integers computed from constants
+    accumulate.inverse_axes,
+    tangents.transpose_axes,
 )
 
 # ---- undoing broadcasting and reductions ----
@@ -162,3 +200,321 @@ def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False):
 @tangent(unreduce_like, static=("x",))
 def unreduce_like_tangent(y, g, x, axis=None, keepdims=False):
     d[y] = unreduce_like(d[g], x, axis, keepdims)
+
+
+# ---- more products; each gradient is linear in the incoming gradient and in the other
+# operand, so it has one term per argument: <grad_dot_lhs(g, a, b), c> = <g, dot(c, b)> ----
+
+
+@adjoint(grad_dot_lhs, static=("a",))
+def grad_dot_lhs_adjoint(y, g, a, b):
+    d[g] = unbroadcast(xp.dot(d[y], b), g)
+    d[b] = grad_dot_rhs(g, d[y], b)
+
+
+@tangent(grad_dot_lhs, static=("a",))
+def grad_dot_lhs_tangent(y, g, a, b):
+    d[y] = grad_dot_lhs(d[g], a, b)
+    d[y] = grad_dot_lhs(g, a, d[b])
+
+
+@adjoint(grad_dot_rhs, static=("b",))
+def grad_dot_rhs_adjoint(y, g, a, b):
+    d[g] = unbroadcast(xp.dot(a, d[y]), g)
+    d[a] = grad_dot_lhs(g, a, d[y])
+
+
+@tangent(grad_dot_rhs, static=("b",))
+def grad_dot_rhs_tangent(y, g, a, b):
+    d[y] = grad_dot_rhs(d[g], a, b)
+    d[y] = grad_dot_rhs(g, d[a], b)
+
+
+@adjoint(grad_inner_lhs, static=("a",))
+def grad_inner_lhs_adjoint(y, g, a, b):
+    d[g] = unbroadcast(xp.inner(d[y], b), g)
+    d[b] = grad_inner_rhs(g, d[y], b)
+
+
+@tangent(grad_inner_lhs, static=("a",))
+def grad_inner_lhs_tangent(y, g, a, b):
+    d[y] = grad_inner_lhs(d[g], a, b)
+    d[y] = grad_inner_lhs(g, a, d[b])
+
+
+@adjoint(grad_inner_rhs, static=("b",))
+def grad_inner_rhs_adjoint(y, g, a, b):
+    d[g] = unbroadcast(xp.inner(a, d[y]), g)
+    d[a] = grad_inner_lhs(g, a, d[y])
+
+
+@tangent(grad_inner_rhs, static=("b",))
+def grad_inner_rhs_tangent(y, g, a, b):
+    d[y] = grad_inner_rhs(d[g], a, b)
+    d[y] = grad_inner_rhs(g, d[a], b)
+
+
+# einsum: grad_einsum(s, g, ops, i) is linear in g and in every operand but the i-th (read
+# for its shape only); einsum_replacing(s, ops, i, t) in t and every operand but the i-th.
+# <grad_einsum(s, g, ops, i), c> = <g, einsum_replacing(s, ops, i, c)>.
+
+
+@adjoint(grad_einsum, static=("subscripts", "i"))
+def grad_einsum_adjoint(y, subscripts, g, operands, i):
+    d[g] = unbroadcast(einsum_replacing(subscripts, operands, i, d[y]), g)
+    for j, x in enumerate(operands):
+        d[x] = grad_einsum_replacing(subscripts, g, operands, j, i, d[y])
+
+
+@tangent(grad_einsum, static=("subscripts", "i"))
+def grad_einsum_tangent(y, subscripts, g, operands, i):
+    d[y] = grad_einsum(subscripts, d[g], operands, i)
+    for j, x in enumerate(operands):
+        d[y] = grad_einsum_replacing(subscripts, g, operands, i, j, d[x])
+
+
+@adjoint(einsum_replacing, static=("subscripts", "i"))
+def einsum_replacing_adjoint(y, subscripts, operands, i, t):
+    d[t] = grad_einsum(subscripts, d[y], operands, i)
+    for j, x in enumerate(operands):
+        d[x] = grad_einsum_replacing(subscripts, d[y], operands, j, i, t)
+
+
+@tangent(einsum_replacing, static=("subscripts", "i"))
+def einsum_replacing_tangent(y, subscripts, operands, i, t):
+    d[y] = einsum_replacing(subscripts, operands, i, d[t])
+    for j, x in enumerate(operands):
+        d[y] = einsum_replacing_two(subscripts, operands, i, t, j, d[x])
+
+
+# solve: y = grad_solve_rhs(g, a) solves a.T @ y = g, so dy = solve(a.T, dg - da.T @ y);
+# grad_solve_lhs(gb, x) = -gb @ x.T is bilinear
+
+
+@adjoint(grad_solve_rhs)
+def grad_solve_rhs_adjoint(y, g, a):
+    w = xp.linalg.solve(a, d[y])
+    d[g] = w
+    d[a] = grad_solve_lhs(y, w)
+
+
+@tangent(grad_solve_rhs)
+def grad_solve_rhs_tangent(y, g, a):
+    d[y] = grad_solve_rhs(d[g], a)
+    d[y] = -grad_solve_rhs(xp.swapaxes(d[a], -1, -2) @ y, a)
+
+
+@adjoint(grad_solve_lhs)
+def grad_solve_lhs_adjoint(y, gb, x):
+    d[gb] = -(d[y] @ x)
+    d[x] = -(xp.swapaxes(d[y], -1, -2) @ gb)
+
+
+@tangent(grad_solve_lhs)
+def grad_solve_lhs_tangent(y, gb, x):
+    d[y] = grad_solve_lhs(d[gb], x)
+    d[y] = grad_solve_lhs(gb, d[x])
+
+
+# ---- gradients of shape ops: each linear in the gradient, and the adjoint of the op's own
+# gradient is the op itself ----
+
+
+@adjoint(undiag, static=("x",))
+def undiag_adjoint(y, g, x, k=0):
+    d[g] = xp.diag(d[y], k)
+
+
+@tangent(undiag, static=("x",))
+def undiag_tangent(y, g, x, k=0):
+    d[y] = undiag(d[g], x, k)
+
+
+@adjoint(uncumsum, static=("x",))
+def uncumsum_adjoint(y, g, x, axis=None):
+    d[g] = xp.cumsum(d[y], axis=axis)
+
+
+@tangent(uncumsum, static=("x",))
+def uncumsum_tangent(y, g, x, axis=None):
+    d[y] = uncumsum(d[g], x, axis)
+
+
+@adjoint(unsort, static=("x",))
+def unsort_adjoint(y, g, x, axis=-1):
+    d[g] = xp.take_along_axis(d[y], xp.argsort(x, axis=axis), axis=axis)
+
+
+@tangent(unsort, static=("x",))
+def unsort_tangent(y, g, x, axis=-1):
+    d[y] = unsort(d[g], x, axis)
+
+
+@adjoint(unrepeat, static=("x",))
+def unrepeat_adjoint(y, g, x, repeats, axis=None):
+    d[g] = xp.repeat(d[y], repeats, axis=axis)
+
+
+@tangent(unrepeat, static=("x",))
+def unrepeat_tangent(y, g, x, repeats, axis=None):
+    d[y] = unrepeat(d[g], x, repeats, axis)
+
+
+@adjoint(untile, static=("x",))
+def untile_adjoint(y, g, x, reps):
+    d[g] = xp.tile(d[y], reps)
+
+
+@tangent(untile, static=("x",))
+def untile_tangent(y, g, x, reps):
+    d[y] = untile(d[g], x, reps)
+
+
+@adjoint(unpad, static=("x",))
+def unpad_adjoint(y, g, x, pad_width):
+    d[g] = xp.pad(d[y], pad_width)
+
+
+@tangent(unpad, static=("x",))
+def unpad_tangent(y, g, x, pad_width):
+    d[y] = unpad(d[g], x, pad_width)
+
+
+@adjoint(untake, static=("x",))
+def untake_adjoint(y, g, x, indices, axis=None):
+    d[g] = xp.take(d[y], indices, axis=axis)
+
+
+@tangent(untake, static=("x",))
+def untake_tangent(y, g, x, indices, axis=None):
+    d[y] = untake(d[g], x, indices, axis)
+
+
+# joins: the gradient of a join is a list of pieces; the adjoint of splitting is joining
+
+
+@adjoint(unconcatenate, static=("xs",))
+def unconcatenate_adjoint(y, g, xs, axis=0):
+    d[g] = reconcatenate(d[y], y, axis)
+
+
+@tangent(unconcatenate, static=("xs",))
+def unconcatenate_tangent(y, g, xs, axis=0):
+    d[y] = unconcatenate(d[g], xs, axis)
+
+
+@adjoint(reconcatenate, static=("pieces",))
+def reconcatenate_adjoint(y, gs, pieces, axis=0):
+    d[gs] = unconcatenate(d[y], pieces, axis)
+
+
+@tangent(reconcatenate, static=("pieces",))
+def reconcatenate_tangent(y, gs, pieces, axis=0):
+    d[y] = reconcatenate(d[gs], pieces, axis)
+
+
+@adjoint(unstack)
+def unstack_adjoint(y, g, axis=0):
+    d[g] = restack(d[y], y, axis)
+
+
+@tangent(unstack)
+def unstack_tangent(y, g, axis=0):
+    d[y] = unstack(d[g], axis)
+
+
+@adjoint(restack, static=("pieces",))
+def restack_adjoint(y, gs, pieces, axis=0):
+    d[gs] = unstack(d[y], axis)
+
+
+@tangent(restack, static=("pieces",))
+def restack_tangent(y, gs, pieces, axis=0):
+    d[y] = restack(d[gs], pieces, axis)
+
+
+@adjoint(concatenated_piece, static=("y", "arrays"))
+def concatenated_piece_adjoint(r, t, y, arrays, i, axis=0):
+    d[t] = concatenated_part(d[r], t, arrays, i, axis)
+
+
+@tangent(concatenated_piece, static=("y", "arrays"))
+def concatenated_piece_tangent(r, t, y, arrays, i, axis=0):
+    d[r] = concatenated_piece(d[t], y, arrays, i, axis)
+
+
+@adjoint(concatenated_part, static=("t", "arrays"))
+def concatenated_part_adjoint(r, g, t, arrays, i, axis=0):
+    d[g] = concatenated_piece(d[r], g, arrays, i, axis)
+
+
+@tangent(concatenated_part, static=("t", "arrays"))
+def concatenated_part_tangent(r, g, t, arrays, i, axis=0):
+    d[r] = concatenated_part(d[g], t, arrays, i, axis)
+
+
+@adjoint(stacked_piece, static=("y",))
+def stacked_piece_adjoint(r, t, y, i, axis=0):
+    d[t] = stacked_part(d[r], t, i, axis)
+
+
+@tangent(stacked_piece, static=("y",))
+def stacked_piece_tangent(r, t, y, i, axis=0):
+    d[r] = stacked_piece(d[t], y, i, axis)
+
+
+@adjoint(stacked_part, static=("t",))
+def stacked_part_adjoint(r, g, t, i, axis=0):
+    d[g] = stacked_piece(d[r], g, i, axis)
+
+
+@tangent(stacked_part, static=("t",))
+def stacked_part_tangent(r, g, t, i, axis=0):
+    d[r] = stacked_part(d[g], t, i, axis)
+
+
+# ---- the product of the others: prod_others(x)[i] = prod(x[k], k != i) over i's group, so
+# its derivative along t is sum(t[j] * prod(x[k], k != i, j), j != i). Row i of ``rows`` is
+# the group with x[i] replaced by 1; prod_others of that row is prod(x[k], k != i, j) at
+# each j != i. The matrix is symmetric, so the adjoint is the same map. Written with ops
+# that have rules (prod_others among them), so it differentiates to any order. ----
+
+
+@tangent(prod_others)
+def prod_others_tangent(y, x, axis=None):
+    xg = grouped(x, axis)
+    eye = xp.eye(xg.shape[-1], dtype=xg.dtype)
+    rows = prod_others(xp.where(eye > 0, 1.0, xp.expand_dims(xg, -2)), -1)
+    d[y] = ungrouped(
+        xp.sum(rows * (1.0 - eye) * xp.expand_dims(grouped(d[x], axis), -2), axis=-1), x, axis
+    )
+
+
+@adjoint(prod_others)
+def prod_others_adjoint(y, x, axis=None):
+    xg = grouped(x, axis)
+    eye = xp.eye(xg.shape[-1], dtype=xg.dtype)
+    rows = prod_others(xp.where(eye > 0, 1.0, xp.expand_dims(xg, -2)), -1)
+    d[x] = ungrouped(
+        xp.sum(rows * (1.0 - eye) * xp.expand_dims(grouped(d[y], axis), -2), axis=-1), x, axis
+    )
+
+
+@adjoint(grouped)
+def grouped_adjoint(y, x, axis=None):
+    d[x] = ungrouped(d[y], x, axis)
+
+
+@tangent(grouped)
+def grouped_tangent(y, x, axis=None):
+    d[y] = grouped(d[x], axis)
+
+
+@adjoint(ungrouped, static=("x",))
+def ungrouped_adjoint(y, g, x, axis=None):
+    d[g] = grouped(d[y], axis)
+
+
+@tangent(ungrouped, static=("x",))
+def ungrouped_tangent(y, g, x, axis=None):
+    d[y] = ungrouped(d[g], x, axis)
