@@ -74,6 +74,10 @@ class Rule:
     shape_preserving: bool
     #: operands read only for their shape or as indices: no derivative flows to them
     static: frozenset[str] = frozenset()
+    #: the names of the op's results when it returns several (``w, v = eigh(a)``); with
+    #: ``variadic``, one name stands for the list of all of them (``np.split``)
+    results: tuple[str, ...] = ()
+    variadic: bool = False
 
 
 _RULES: dict[Any, Rule] = {}
@@ -104,33 +108,43 @@ def _residuals(body: list[gast.stmt], params: set[str]) -> frozenset[str]:
     return frozenset(used)
 
 
-def _parse(template: Callable, shape_preserving: bool, static: tuple[str, ...]) -> Rule:
+def _parse(
+    template: Callable, shape_preserving: bool, static: tuple[str, ...], outputs: int | str = 1
+) -> Rule:
     src = textwrap.dedent(inspect.getsource(template))
     fdef = gast.parse(src).body[0]
     sig = inspect.signature(template)
     names = list(sig.parameters)
+    count = 1 if outputs == "*" else int(outputs)
     return Rule(
         key=None,
         name=template.__name__,
         body=fdef.body,
-        signature=sig.replace(parameters=list(sig.parameters.values())[1:]),
+        signature=sig.replace(parameters=list(sig.parameters.values())[count:]),
         result=names[0],
-        operands=tuple(names[1:]),
+        operands=tuple(names[count:]),
         globals=template.__globals__,
         residuals=_residuals(fdef.body, set(names)),
         shape_preserving=shape_preserving,
         static=frozenset(static),
+        results=tuple(names[:count]) if outputs != 1 else (),
+        variadic=outputs == "*",
     )
 
 
 def adjoint(
-    *ops: Any, shape_preserving: bool = False, static: tuple[str, ...] = ()
+    *ops: Any,
+    shape_preserving: bool = False,
+    static: tuple[str, ...] = (),
+    outputs: int | str = 1,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated template as the adjoint of each of ``ops``; operands named in
-    ``static`` are read only for their shapes (no gradient flows to them)."""
+    ``static`` are read only for their shapes (no gradient flows to them). An op with
+    several results names them first (``outputs=2``: ``def eigh(w, v, a)``), or with
+    ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``)."""
 
     def register(template: Callable) -> Callable:
-        rule = _parse(template, shape_preserving, static)
+        rule = _parse(template, shape_preserving, static, outputs)
         for op in ops:
             _RULES[_key(op)] = rule
         return template
@@ -138,12 +152,15 @@ def adjoint(
     return register
 
 
-def tangent(*ops: Any, static: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+def tangent(
+    *ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1
+) -> Callable[[Callable], Callable]:
     """Register the decorated template as the tangent (forward-mode) rule of each of
-    ``ops``; operands named in ``static`` carry no tangent into the result."""
+    ``ops``; operands named in ``static`` carry no tangent into the result; ``outputs`` as
+    for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent)."""
 
     def register(template: Callable) -> Callable:
-        rule = _parse(template, False, static)
+        rule = _parse(template, False, static, outputs)
         for op in ops:
             _TANGENTS[_key(op)] = rule
         return template

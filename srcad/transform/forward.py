@@ -143,6 +143,9 @@ class _Forward:
         op = classify(stmt.value, self.source, self.local)
         if op.key is USER_CALL and unpacked_names(target):
             return self.user_call(stmt, op, where)
+        rule = lookup_tangent(op.key)
+        if rule is not None and rule.results:
+            return self.multiple_results(stmt, op, rule, where)
         if not isinstance(target, gast.Name):
             raise self.source.error(
                 "unpacking a differentiable value into several names is not supported yet",
@@ -205,12 +208,15 @@ class _Forward:
         return [*primal, *tangent_stmts]
 
     def contributions(
-        self, body: list[gast.stmt], name: str, label: str, where: gast.AST
+        self, body: list[gast.stmt], name: str | list[str], label: str, where: gast.AST
     ) -> list[gast.stmt]:
-        """The template's temporaries, then one assignment of the summed contributions."""
+        """The template's temporaries, then one assignment of the summed contributions per
+        result (``name``: the result, or the list of an op's results)."""
+        names = name if isinstance(name, list) else [name]
         temps: list[gast.stmt] = []
-        terms: list[tuple[gast.expr, list[gast.expr]]] = []
-        dropped = False
+        terms: dict[str, list[tuple[gast.expr, list[gast.expr]]]] = {n: [] for n in names}
+        dropped = {n: False for n in names}
+        varying: set[str] = set()  # temporaries computed from tangents that vary
         for tstmt in body:
             if not isinstance(tstmt, gast.Assign):
                 raise self.source.error(f"the tangent rule of {label} is not a template", where)
@@ -226,25 +232,72 @@ class _Forward:
                         "which is not supported yet; make it an array first (np.stack([...]))",
                         where,
                     )
+            varies = any(isinstance(r, gast.Name) and self.active(r.id) for r in reads) or bool(
+                operand_names(tstmt.value) & varying
+            )
             value = _TangentReader(self).visit(tstmt.value)
             if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
-                if any(isinstance(r, gast.Name) and self.active(r.id) for r in reads):
-                    terms.append((value, reads))
+                # d[y] for the (single) result, d[w] for one of several, d[results] for all
+                key = dest.slice.id if len(names) > 1 and isinstance(dest.slice, gast.Name) else "*"
+                key = names[0] if len(names) == 1 else key
+                if varies:
+                    terms.setdefault(key, []).append((value, reads))
                 else:
-                    dropped = True
+                    dropped[key] = True
                 continue
             tstmt.value = value
+            if varies:
+                varying.update(
+                    operand_names(dest)
+                    | {n.id for n in gast.walk(dest) if isinstance(n, gast.Name)}
+                )
             temps.append(_generated(tstmt))
-        exprs = [
-            self.unbroadcast_term(t, reads, len(terms) > 1 and not dropped) for t, reads in terms
-        ]
-        if not exprs:
-            value: gast.expr = self.zeros(build.load(name))
-        else:
-            value = exprs[0]
-            for term in exprs[1:]:
-                value = build.binop(value, gast.Add(), term)
-        return [*temps, _generated(build.assign(self.tangent(name), value))]
+        out = list(temps)
+        if "*" in terms or "*" in dropped:  # one expression gives every result's tangent
+            together = terms.get("*", [])
+            value = together[0][0] if together else None
+            for n in names:
+                out.append(_generated(build.assign(
+                    self.tangent(n),
+                    gast.Subscript(value=value, slice=build.const(names.index(n)), ctx=gast.Load())
+                    if value is not None else self.zeros(build.load(n)))))  # fmt: skip
+            return out
+        for n in names:
+            summed = len(terms[n]) > 1 and not dropped[n]
+            exprs = [self.unbroadcast_term(t, reads, summed) for t, reads in terms[n]]
+            if not exprs:
+                value: gast.expr = self.zeros(build.load(n))
+            else:
+                value = exprs[0]
+                for term in exprs[1:]:
+                    value = build.binop(value, gast.Add(), term)
+            out.append(_generated(build.assign(self.tangent(n), value)))
+        return out
+
+    def multiple_results(self, stmt: gast.Assign, op, rule, where: gast.AST) -> list[gast.stmt]:
+        """``w, v = op(a)``, then the tangent of each result."""
+        names = unpacked_names(stmt.targets[0])
+        if not isinstance(stmt.targets[0], gast.Tuple) or (
+            not rule.variadic and len(names) != len(rule.results)
+        ):
+            raise self.source.error(
+                f"{op.label} returns several values: unpack them into as many names", where
+            )
+        if set(names) & operand_names(stmt.value):
+            raise self.source.error(
+                f"{op.label}: its results must not overwrite its operands", where
+            )
+        if op.nondifferentiable or not operand_names(stmt.value) & self.activity.varied:
+            zeros = [build.assign(self.tangent(n), self.zeros(build.load(n))) for n in names]
+            return [stmt, *map(_generated, zeros)]
+        try:
+            bound = bind(rule, op.args, op.keywords)
+            body = instantiate(
+                rule, [build.load(n) for n in names], bound, self.namer, self.xp_name
+            )
+        except TemplateError as exc:
+            raise self.source.error(f"{op.label}: {exc}", where) from None
+        return [stmt, *self.contributions(body, names, op.label, where)]
 
     def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:
         """``broadcast_like(t, y)`` as ``t`` where the shape already is ``y``'s: the term is

@@ -31,7 +31,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.callsites import UserCall, rewrite_user_calls
+from srcad.transform.callsites import UserCall, rewrite_user_calls, unpacked_names
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
@@ -365,7 +365,7 @@ class _Sweep:
             if any(n in self.state for n in call.outputs):
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
-            if not isinstance(target, gast.Name):
+            if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet",
                     getanno(stmt, "expr") or stmt,
@@ -463,6 +463,10 @@ class _Sweep:
                     "not implemented",
                     where,
                 )
+        if rule.results:
+            return self.multiple_results_adjoint(stmt, rule, bound, where, op.label)
+        if not isinstance(target, gast.Name):
+            raise source.error(f"{op.label} returns one value; it cannot be unpacked", where)
         try:
             body = instantiate(rule, build.load(target.id), bound, ctx.namer, ctx.xp_name)
         except TemplateError as exc:
@@ -502,6 +506,47 @@ class _Sweep:
                     and value.func.attr == "zeros_like"
                 ):
                     self.buffers.add(new.targets[0].id)
+                out.append(_generated(new))
+            else:
+                out.append(_generated(reader.visit(tstmt), False))
+        return out
+
+    def multiple_results_adjoint(
+        self, stmt: gast.Assign, rule, bound: dict, where: gast.AST, label: str
+    ) -> list[gast.stmt]:
+        """The adjoint of ``w, v = op(a)``: results without an adjoint start as zeros."""
+        ctx = self.ctx
+        names = unpacked_names(stmt.targets[0])
+        if not isinstance(stmt.targets[0], gast.Tuple) or (
+            not rule.variadic and len(names) != len(rule.results)
+        ):
+            raise ctx.source.error(
+                f"{label} returns several values: unpack them into as many names", where
+            )
+        if set(names) & operand_names(stmt.value):
+            raise ctx.source.error(f"{label}: its results must not overwrite its operands", where)
+        out: list[gast.stmt] = []
+        for name in names:
+            if name not in self.state:
+                out.append(self.zeros(name))
+                self.state.add(name)
+            elif self.is_loose(name):
+                helper = ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
+                exact = build.call(helper, build.load(self.adj(name)), build.load(name))
+                out.append(_generated(build.assign(self.adj(name), exact)))
+        try:
+            body = instantiate(rule, [build.load(n) for n in names], bound, ctx.namer, ctx.xp_name)
+        except TemplateError as exc:
+            raise ctx.source.error(f"{label}: {exc}", where) from None
+        reader = _ReadAdjoints(self, gast.Constant(value=None, kind=None))
+        for tstmt in body:
+            if isinstance(tstmt, gast.Assign):
+                dest = tstmt.targets[0]
+                value = reader.visit(tstmt.value)
+                if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
+                    out.extend(self.contribute(dest.slice, value, self.reads_loose(value), where))
+                    continue
+                new = gast.Assign(targets=[reader.visit(dest)], value=value, type_comment=None)
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
@@ -575,6 +620,10 @@ class _ReadAdjoints(gast.NodeTransformer):
 
     def visit_Subscript(self, node: gast.Subscript) -> gast.AST:
         if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
+            if isinstance(node.slice, gast.List):  # the results of an op with a list of them
+                return gast.List(elts=[self.visit_Subscript(gast.Subscript(
+                    value=node.value, slice=e, ctx=gast.Load())) for e in node.slice.elts],
+                    ctx=gast.Load())  # fmt: skip
             name = node.slice.id
             return build.load(self.renamed.get(name) or self.sweep.adj(name))
         return self.generic_visit(node)
@@ -592,6 +641,12 @@ class _ReadAdjoints(gast.NodeTransformer):
                 self.lazy = True
                 return value
         return node
+
+
+def _multiple_results(stmt: gast.Assign, ctx: _Context) -> bool:
+    """Whether ``stmt`` unpacks the results of an op whose rule has several."""
+    rule = classify(stmt.value, ctx.source, ctx.local).rule
+    return rule is not None and bool(rule.results)
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:

@@ -98,7 +98,12 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Name(self, node: gast.Name) -> gast.AST:
         name = node.id
-        if name == self.rule.result:
+        if self.rule.results:
+            if name in self.rule.results:
+                if self.rule.variadic:
+                    return gast.List(elts=copy.deepcopy(self.result), ctx=gast.Load())
+                return copy.deepcopy(self.result[self.rule.results.index(name)])
+        elif name == self.rule.result:
             return copy.deepcopy(self.result)
         if name in self.bound:
             return copy.deepcopy(self.bound[name])
@@ -138,9 +143,14 @@ class _Substitute(gast.NodeTransformer):
 
 
 def instantiate(
-    rule: Rule, result: gast.expr, bound: dict[str, gast.expr], namer: Namer, xp_name: str
+    rule: Rule,
+    result: gast.expr | list[gast.expr],
+    bound: dict[str, gast.expr],
+    namer: Namer,
+    xp_name: str,
 ) -> list[gast.stmt]:
-    """The template's statements with operands, result, temps and globals substituted."""
+    """The template's statements with operands, result (a list of results for an op with
+    several), temps and globals substituted."""
     body = copy.deepcopy(rule.body)
     temps: dict[str, str] = {}
     for stmt in body:

@@ -60,7 +60,7 @@ def opaque(v):
 
 def calls_unknown(x):
     y = np.sin(x)
-    return np.sum(np.cumprod(y))
+    return np.sum(np.i0(y))
 
 
 def calls_unknown_numpy(x):
@@ -76,7 +76,7 @@ CASES = [
     (with_with, "'with' statements", "with open"),
     (with_global, "'global'", "global G"),
     (with_comprehension, "turn it into an array first", "return np.sum([v"),
-    (calls_unknown, "no adjoint rule for np.cumprod", "return np.sum(np.cumprod(y))"),
+    (calls_unknown, "no adjoint rule for np.i0", "return np.sum(np.i0(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),
 ]
 
@@ -105,7 +105,7 @@ def test_caret_points_at_the_call():
     with pytest.raises(NoAdjointError) as info:
         srcad.grad(calls_unknown)(np.ones(3))
     shown, caret = str(info.value).splitlines()[1:3]
-    assert shown[caret.index("^") :].startswith("np.cumprod(y)")
+    assert shown[caret.index("^") :].startswith("np.i0(y)")
 
 
 def test_unknown_numpy_function():

@@ -1,0 +1,134 @@
+"""Ops with several results (slogdet, eigh, svd, the split family), unpacked into names,
+against finite differences in both modes. Loss functions use only what the decomposition
+determines (eigenvector signs are not: squares of their entries are)."""
+
+import numpy as np
+import pytest
+
+import srcad
+
+RNG = np.random.default_rng(11)
+
+
+def spd(n, batch=()):
+    a = RNG.normal(size=(*batch, n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def symmetric_distinct(n):
+    q, _ = np.linalg.qr(RNG.normal(size=(n, n)))
+    return q @ np.diag(np.arange(1.0, n + 1) * 1.7) @ q.T + 0.1 * RNG.normal(size=(n, n))
+
+
+def slogdet_loss(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return np.sum(logdet * sign)
+
+
+def eigh_loss(a, c):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * c) + np.sum((v * v) @ c)
+
+
+def eigh_values(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(np.sin(w))
+
+
+def eigh_upper(a, c):
+    w, v = np.linalg.eigh(a, "U")
+    return np.sum(w**2 * c) + np.sum(v[0] ** 2)
+
+
+def svd_loss(a, c):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s * c) + np.sum((u * u) @ c) + np.sum(c @ (vh * vh))
+
+
+def svd_square(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(s**2) + np.sum((u[:, 0] * vh[0]) ** 2)
+
+
+def split_loss(x):
+    a, b, c = np.split(x, 3, axis=1)
+    return np.sum(a * b * 2.0) + np.sum(np.sin(c))
+
+
+def array_split_loss(x):
+    a, b = np.array_split(x, [2])
+    return np.sum(a**2) - np.sum(b**3)
+
+
+def hsplit_loss(x):
+    a, b = np.hsplit(x, 2)
+    return np.sum(a * np.cos(b))
+
+
+def vsplit_loss(x):
+    a, b = np.vsplit(x, [1])
+    return np.sum(np.tanh(a)) + np.sum(b * b)
+
+
+def dsplit_loss(x):
+    a, b = np.dsplit(x, 2)
+    return np.sum(a * b)
+
+
+def one_piece_unused(x):
+    a, b = np.split(x, 2)
+    return np.sum(b**2)
+
+
+CASES = [
+    (slogdet_loss, (spd(3),)),
+    (slogdet_loss, (spd(2, (4,)),)),
+    (slogdet_loss, (-spd(3),)),
+    (eigh_loss, (symmetric_distinct(4), RNG.normal(size=4))),
+    (eigh_values, (symmetric_distinct(3),)),
+    (eigh_upper, (symmetric_distinct(3), RNG.normal(size=3))),
+    (svd_loss, (RNG.normal(size=(5, 3)), RNG.normal(size=3))),
+    (svd_loss, (RNG.normal(size=(3, 5)), RNG.normal(size=3))),
+    (svd_square, (RNG.normal(size=(4, 4)),)),
+    (split_loss, (RNG.normal(size=(2, 6)),)),
+    (array_split_loss, (RNG.normal(size=5),)),
+    (hsplit_loss, (RNG.normal(size=(3, 4)),)),
+    (vsplit_loss, (RNG.normal(size=(3, 2)),)),
+    (dsplit_loss, (RNG.normal(size=(2, 2, 4)),)),
+    (one_piece_unused, (RNG.normal(size=4),)),
+]
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_both_modes_against_finite_differences(f, args):
+    wrt = tuple(k for k, a in enumerate(args) if k == 0)
+    assert srcad.check_grad(f, *args, wrt=wrt, modes=("fwd", "rev"), rtol=1e-5, atol=1e-6) < 1e-4
+
+
+def test_eigh_reads_one_triangle_as_numpy_does():
+    a = symmetric_distinct(3)
+    c = RNG.normal(size=3)
+    g = srcad.grad(eigh_loss)(a, c)
+    assert np.all(np.triu(g, 1) == 0)  # numpy's eigh never reads the upper triangle
+
+
+def test_slogdet_gradient_is_the_inverse_transpose():
+    a = spd(3)
+    np.testing.assert_allclose(srcad.grad(slogdet_loss)(a), np.linalg.inv(a).T, rtol=1e-12)
+
+
+def full_svd(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(s)
+
+
+def single_result(x):
+    pieces = np.split(x, 2)
+    return np.sum(pieces[0])
+
+
+def test_what_is_refused_is_refused_clearly():
+    with pytest.raises(ValueError, match="reduced SVD"):
+        srcad.grad(full_svd)(RNG.normal(size=(4, 3)))
+    with pytest.raises(srcad.TransformError, match="unpack"):
+        srcad.grad(single_result)(np.ones(4))
