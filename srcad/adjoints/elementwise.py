@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import unbroadcast
 from srcad.runtime.tangents import broadcast_like
 
@@ -240,6 +240,54 @@ def logaddexp(y, a, b):
     d[b] = unbroadcast(d[y] * xp.exp(b - y), b)
 
 
+@adjoint(np.logaddexp2)
+def logaddexp2(y, a, b):
+    d[a] = unbroadcast(d[y] * xp.exp2(a - y), a)
+    d[b] = unbroadcast(d[y] * xp.exp2(b - y), b)
+
+
+@adjoint(np.fmax)
+def fmax(y, a, b):
+    # as maximum (ties split evenly), except that a NaN loses to a number
+    d[a] = unbroadcast(xp.where((a > b) | xp.isnan(b), d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
+    d[b] = unbroadcast(
+        xp.where((b > a) | (xp.isnan(a) & ~xp.isnan(b)), d[y], xp.where(a == b, 0.5 * d[y], 0)), b
+    )
+
+
+@adjoint(np.fmin)
+def fmin(y, a, b):
+    d[a] = unbroadcast(xp.where((a < b) | xp.isnan(b), d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
+    d[b] = unbroadcast(
+        xp.where((b < a) | (xp.isnan(a) & ~xp.isnan(b)), d[y], xp.where(a == b, 0.5 * d[y], 0)), b
+    )
+
+
+@adjoint(np.sinc, shape_preserving=True)
+def sinc(y, x):
+    # sinc'(x) = (cos(pi x) - sinc(x)) / x cancels near 0: there its Taylor series, which
+    # also gives the higher derivatives at 0
+    small = xp.abs(x) < 0.01
+    series = x * (-(xp.pi**2) / 3 + x * x * (xp.pi**4 / 30 - x * x * xp.pi**6 / 840))
+    d[x] = d[y] * xp.where(small, series, (xp.cos(xp.pi * x) - y) / xp.where(small, 1, x))
+
+
+@adjoint(np.nan_to_num, shape_preserving=True, static=("nan", "posinf", "neginf"))
+def nan_to_num(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # a replaced NaN or infinity is a constant: no gradient flows to it
+    d[x] = xp.where(xp.isfinite(x), d[y], 0)
+
+
+@adjoint(np.real, np.real_if_close, shape_preserving=True)
+def real(y, x):
+    d[x] = d[y]
+
+
+@adjoint(np.conj, Method("conj"), Method("conjugate"), shape_preserving=True)
+def conj(y, x):
+    d[x] = xp.conj(d[y])
+
+
 # ---- tangents ----
 
 
@@ -459,3 +507,43 @@ def arctan2_tangent(y, a, b):
 def logaddexp_tangent(y, a, b):
     d[y] = d[a] * xp.exp(a - y)
     d[y] = d[b] * xp.exp(b - y)
+
+
+@tangent(np.logaddexp2)
+def logaddexp2_tangent(y, a, b):
+    d[y] = d[a] * xp.exp2(a - y)
+    d[y] = d[b] * xp.exp2(b - y)
+
+
+@tangent(np.fmax)
+def fmax_tangent(y, a, b):
+    d[y] = xp.where((a > b) | xp.isnan(b), d[a], xp.where(a == b, 0.5 * d[a], 0))
+    d[y] = xp.where((b > a) | (xp.isnan(a) & ~xp.isnan(b)), d[b], xp.where(a == b, 0.5 * d[b], 0))
+
+
+@tangent(np.fmin)
+def fmin_tangent(y, a, b):
+    d[y] = xp.where((a < b) | xp.isnan(b), d[a], xp.where(a == b, 0.5 * d[a], 0))
+    d[y] = xp.where((b < a) | (xp.isnan(a) & ~xp.isnan(b)), d[b], xp.where(a == b, 0.5 * d[b], 0))
+
+
+@tangent(np.sinc)
+def sinc_tangent(y, x):
+    small = xp.abs(x) < 0.01
+    series = x * (-(xp.pi**2) / 3 + x * x * (xp.pi**4 / 30 - x * x * xp.pi**6 / 840))
+    d[y] = d[x] * xp.where(small, series, (xp.cos(xp.pi * x) - y) / xp.where(small, 1, x))
+
+
+@tangent(np.nan_to_num, static=("nan", "posinf", "neginf"))
+def nan_to_num_tangent(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    d[y] = xp.where(xp.isfinite(x), d[x], 0)
+
+
+@tangent(np.real, np.real_if_close)
+def real_tangent(y, x):
+    d[y] = xp.real(d[x])
+
+
+@tangent(np.conj, Method("conj"), Method("conjugate"))
+def conj_tangent(y, x):
+    d[y] = xp.conj(d[x])

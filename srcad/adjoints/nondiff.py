@@ -10,7 +10,9 @@ from srcad.adjoints.registry import Attribute, Method, Operator, nondifferentiab
 # ---- integer- and boolean-valued elementwise functions ----
 nondifferentiable(
     np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
-    np.isnan, np.isinf, np.isfinite, np.signbit,
+    np.isnan, np.isinf, np.isfinite, np.signbit, np.isneginf, np.isposinf,
+    np.isclose, np.allclose, np.array_equal, np.array_equiv,
+    np.iscomplex, np.iscomplexobj, np.isreal, np.isrealobj, np.isscalar,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.floor_divide, Operator("FloorDiv"), math.floor, math.ceil, math.trunc,
@@ -20,19 +22,22 @@ nondifferentiable(
 # ---- index-valued reductions and searches ----
 nondifferentiable(
     np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
-    np.any, np.all, Method("argmax"), Method("argmin"), Method("argsort"),
+    np.any, np.all, np.argpartition, np.argwhere, np.searchsorted,
+    Method("argmax"), Method("argmin"), Method("argsort"), Method("argpartition"),
     Method("any"), Method("all"), Method("nonzero"),
 )  # fmt: skip
 
-# ---- array creation: values do not depend on the inputs' values ----
+# ---- array creation: values do not depend on the inputs' values (np.full's fill value
+# does: it has a rule in shape.py) ----
 nondifferentiable(
-    np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace,
+    np.zeros, np.ones, np.empty, np.eye, np.identity, np.arange, np.linspace,
     np.zeros_like, np.ones_like, np.empty_like,
 )  # fmt: skip
 
 # ---- shapes, sizes and types ----
 nondifferentiable(
-    np.shape, np.ndim, np.size, builtins.len, builtins.int, builtins.bool, builtins.round,
-    builtins.range, builtins.isinstance, builtins.type,
+    np.shape, np.ndim, np.size, np.result_type,
+    builtins.len, builtins.int, builtins.bool, builtins.round, builtins.range,
+    builtins.isinstance, builtins.type,
     Attribute("shape"), Attribute("ndim"), Attribute("size"), Attribute("dtype"),
 )  # fmt: skip

@@ -2,12 +2,16 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Attribute, Method, adjoint, d, tangent, xp
+from srcad.adjoints.registry import Attribute, Method, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import (
+    add_at,
+    along_axis_index,
     inverse_axes,
+    rolled_position,
     unbroadcast,
     unconcatenate,
     undiag,
+    undiff,
     unpad,
     unrepeat,
     unsort,
@@ -15,6 +19,7 @@ from srcad.runtime.accumulate import (
     untake,
     untile,
 )
+from srcad.runtime.higher import reshape_like
 from srcad.runtime.tangents import (
     broadcast_like,
     concatenated_piece,
@@ -152,6 +157,61 @@ def take(y, x, indices, axis=None):
     d[x] = untake(d[y], x, indices, axis)
 
 
+@adjoint(np.flipud)
+def flipud(y, m):
+    d[m] = xp.flipud(d[y])
+
+
+@adjoint(np.fliplr)
+def fliplr(y, m):
+    d[m] = xp.fliplr(d[y])
+
+
+@adjoint(np.rot90)
+def rot90(y, m, k=1, axes=(0, 1)):
+    d[m] = xp.rot90(d[y], -k, axes)
+
+
+@adjoint(np.rollaxis)
+def rollaxis(y, a, axis, start=0):
+    d[a] = xp.moveaxis(d[y], rolled_position(a, axis, start), axis)
+
+
+nondifferentiable(rolled_position)
+
+
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd(y, x):
+    # x may be a Python number
+    d[x] = reshape_like(d[y], x)
+
+
+@adjoint(np.diff)
+def diff(y, a, n=1, axis=-1):
+    d[a] = undiff(d[y], a, n, axis)
+
+
+# undiff is linear and the transpose of diff
+
+
+@adjoint(undiff, static=("x",))
+def undiff_adjoint(r, g, x, n=1, axis=-1):
+    d[g] = xp.diff(d[r], n, axis)
+
+
+@adjoint(np.partition)
+def partition(y, a, kth, axis=-1):
+    # argpartition moves the entries as partition does: each gradient goes back to its entry
+    da = xp.zeros_like(a)
+    add_at(da, along_axis_index(a, xp.argpartition(a, kth, axis=axis), axis), d[y])
+    d[a] = da
+
+
+@adjoint(np.full, static=("shape",))
+def full(y, shape, fill_value, dtype=None):
+    d[fill_value] = unbroadcast(d[y], fill_value)
+
+
 # ---- tangents ----
 
 
@@ -284,3 +344,48 @@ def pad_tangent(y, x, pad_width):
 @tangent(np.take)
 def take_tangent(y, x, indices, axis=None):
     d[y] = xp.take(d[x], indices, axis=axis)
+
+
+@tangent(np.flipud)
+def flipud_tangent(y, m):
+    d[y] = xp.flipud(d[m])
+
+
+@tangent(np.fliplr)
+def fliplr_tangent(y, m):
+    d[y] = xp.fliplr(d[m])
+
+
+@tangent(np.rot90)
+def rot90_tangent(y, m, k=1, axes=(0, 1)):
+    d[y] = xp.rot90(d[m], k, axes)
+
+
+@tangent(np.rollaxis)
+def rollaxis_tangent(y, a, axis, start=0):
+    d[y] = xp.rollaxis(d[a], axis, start)
+
+
+@tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd_tangent(y, x):
+    d[y] = reshape_like(d[x], y)
+
+
+@tangent(np.diff)
+def diff_tangent(y, a, n=1, axis=-1):
+    d[y] = xp.diff(d[a], n, axis)
+
+
+@tangent(undiff, static=("x",))
+def undiff_tangent(r, g, x, n=1, axis=-1):
+    d[r] = undiff(d[g], x, n, axis)
+
+
+@tangent(np.partition)
+def partition_tangent(y, a, kth, axis=-1):
+    d[y] = xp.take_along_axis(d[a], xp.argpartition(a, kth, axis=axis), axis=axis)
+
+
+@tangent(np.full, static=("shape",))
+def full_tangent(y, shape, fill_value, dtype=None):
+    d[y] = broadcast_like(d[fill_value], y)

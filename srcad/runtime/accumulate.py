@@ -479,3 +479,23 @@ def along_axis_index(x: Any, indices: Any, axis: int | None = -1) -> tuple[Any, 
     ]
     grids[axis] = indices
     return tuple(grids)
+
+
+def undiff(g: Any, x: Any, n: int = 1, axis: int = -1) -> Any:
+    """Gradient of ``np.diff(x, n, axis)``: each difference's gradient goes, with its sign,
+    to the two entries it subtracted."""
+    xp = array_namespace(g, x)
+    axis = axis % x.ndim
+    low = [(0, 0)] * x.ndim
+    high = [(0, 0)] * x.ndim
+    low[axis], high[axis] = (1, 0), (0, 1)
+    for _ in range(n):
+        g = xp.pad(g, low) - xp.pad(g, high)
+    return g
+
+
+def rolled_position(x: Any, axis: int, start: int = 0) -> int:
+    """Where ``np.rollaxis(x, axis, start)`` puts ``axis``."""
+    ndim = x.ndim
+    axis, start = axis % ndim, start + ndim if start < 0 else start
+    return start - 1 if axis < start else start

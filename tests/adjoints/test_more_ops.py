@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
-from opcheck import check, rand
+from opcheck import check, make_function, rand
+
+import srcad
 
 
 def well_conditioned(n, seed=0):
@@ -104,10 +106,6 @@ def test_matrix_functions(expr, args, dtype):
 
 def test_cholesky_reads_the_lower_triangle():
     # NumPy ignores the strict upper triangle: its gradient there is zero
-    from opcheck import make_function
-
-    import srcad
-
     f = make_function("np.sum(np.linalg.cholesky(x))", "x")
     g = srcad.grad(f)(spd(3))
     assert np.all(g[np.triu_indices(3, 1)] == 0) and np.all(g[np.tril_indices(3)] != 0)
@@ -115,10 +113,47 @@ def test_cholesky_reads_the_lower_triangle():
 
 def test_pinv_hermitian_is_a_clear_error():
     # with hermitian=True NumPy reads one triangle only: a derivative srcad does not have
-    from opcheck import make_function
-
-    import srcad
-
     f = make_function("np.sum(np.linalg.pinv(x, hermitian=True))", "x")
     with pytest.raises(srcad.TransformError, match="hermitian"):
         srcad.grad(f)(spd(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, args",
+    [
+        ("np.logaddexp2(x, y)", (rand(2, 3), rand(3, seed=1))),
+        ("np.fmax(x, y)", (rand(2, 3), rand(3, seed=1))),
+        ("np.fmin(x, y)", (rand(3), rand(2, 3, seed=1))),
+        ("np.sinc(x)", (rand(2, 3),)),
+        ("np.sinc(x)", (np.array([0.0, 0.5, -1.5]),)),
+        # around the switch to the Taylor series near 0
+        ("np.sinc(x)", (np.array([0.005, -0.009, 0.011, -0.012, 1e-7]),)),
+        ("np.nan_to_num(x)", (rand(3),)),
+        ("np.real(x) + np.real_if_close(x)", (rand(3),)),
+        ("np.conj(x) * x.conj() + x.conjugate()", (rand(2, 3),)),
+    ],
+)
+def test_more_elementwise(expr, args, dtype):
+    args = tuple(a.astype(dtype) for a in args)
+    tol = {"rtol": 1e-4} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, *args, **tol)
+
+
+def test_fmax_fmin_nan_loses():
+    # the number wins over a NaN, and gets the whole gradient
+    nan = np.array([1.0, np.nan, -0.5])
+    check("np.fmax(x, y)", rand(3), nan, wrt=(0,))
+    check("np.fmin(y, x)", rand(3), nan, wrt=(0,))
+    f = make_function("np.sum(np.fmax(x, y))", "x, y")
+    gx, gy = srcad.grad(f, wrt=(0, 1))(np.array([1.0, 2.0, 3.0]), np.array([np.nan, 2.0, 0.0]))
+    np.testing.assert_array_equal(gx, [1.0, 0.5, 1.0])
+    np.testing.assert_array_equal(gy, [0.0, 0.5, 0.0])
+
+
+def test_nan_to_num_replaced_entries_have_no_gradient():
+    f = make_function("np.sum(np.nan_to_num(x) * 3.0)", "x")
+    x = np.array([1.0, np.nan, np.inf, -np.inf, -2.0])
+    np.testing.assert_array_equal(srcad.grad(f)(x), [3.0, 0.0, 0.0, 0.0, 3.0])
+    _, tangent = srcad.jvp(make_function("np.nan_to_num(x)", "x"), (x,), (np.ones(5),))
+    np.testing.assert_array_equal(tangent, [1.0, 0.0, 0.0, 0.0, 1.0])

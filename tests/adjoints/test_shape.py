@@ -1,5 +1,6 @@
 """Shape ops: reshape, transpose, squeeze, expand_dims, concatenate, stack, broadcast_to."""
 
+import numpy as np
 import pytest
 from opcheck import check, rand
 
@@ -55,3 +56,59 @@ def test_shape_op(expr, shape):
 )
 def test_joining(expr, sa, sb):
     check(expr, rand(*sa), rand(*sb, seed=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("np.flipud(x)", (3, 2)),
+        ("np.fliplr(x)", (3, 2)),
+        ("np.fliplr(x)", (2, 3, 2)),
+        ("np.rot90(x)", (3, 2)),
+        ("np.rot90(x, 2)", (3, 2)),
+        ("np.rot90(x, 3, (1, 2))", (2, 3, 2)),
+        ("np.rot90(x, k=-1, axes=(2, 0))", (2, 3, 2)),
+        ("np.rollaxis(x, 2)", (2, 3, 4)),
+        ("np.rollaxis(x, 0, 3)", (2, 3, 4)),
+        ("np.rollaxis(x, -1, 1)", (2, 3, 4)),
+        ("np.rollaxis(x, 1, -1)", (2, 3, 4)),
+        ("np.atleast_1d(x)", ()),
+        ("np.atleast_1d(x)", (3,)),
+        ("np.atleast_2d(x)", (3,)),
+        ("np.atleast_3d(x)", (3,)),
+        ("np.atleast_3d(x)", (2, 3)),
+        ("np.diff(x)", (5,)),
+        ("np.diff(x, 2, axis=0)", (4, 3)),
+        ("np.diff(x, n=3)", (2, 5)),
+        ("np.partition(x, 2)", (6,)),
+        ("np.partition(x, (0, 2), axis=0)", (4, 3)),
+        ("np.partition(x, 1, axis=None)", (2, 3)),
+        ("np.full((2, 3), x)", ()),
+        ("np.full((2, 3), x)", (3,)),
+        ("np.full((4, 2, 3), x)", (2, 1)),
+    ],
+)
+def test_more_shape_ops(expr, shape, dtype):
+    x = rand(*shape)
+    if shape:
+        x = x.astype(dtype)
+    tol = {} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, x, **tol)
+
+
+def test_full_with_a_dtype():
+    # float32 results: a wider finite-difference step
+    check("np.full((2, 3), x, dtype=np.float32)", rand(), eps=1e-3, rtol=1e-3, atol=1e-4)
+
+
+def test_partition_moves_entries_as_argpartition_does():
+    # the rule relies on x[argpartition(x)] being partition(x), ties and all
+    rng = np.random.default_rng(0)
+    for n in (5, 17, 64):
+        x = rng.integers(0, 4, size=(3, n)).astype(float)
+        for kth in (0, n // 2, (1, n - 1)):
+            order = np.argpartition(x, kth, axis=1)
+            np.testing.assert_array_equal(
+                np.take_along_axis(x, order, axis=1), np.partition(x, kth, axis=1)
+            )
