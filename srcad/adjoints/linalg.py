@@ -16,6 +16,7 @@ from srcad.runtime.accumulate import (
     grad_solve_rhs,
     grad_tensordot_lhs,
     grad_tensordot_rhs,
+    keep_reduced,
     unbroadcast,
     undiagonal,
 )
@@ -114,8 +115,10 @@ def det(y, a):
 
 
 @adjoint(np.linalg.norm)
-def norm(y, x):
-    d[x] = d[y] * x / y
+def norm(y, x, *, axis=None, keepdims=False):
+    # the 2-norm of vectors or Frobenius norm of matrices along axis; another ord (a
+    # positional second argument included) does not fit this signature: a clear error
+    d[x] = keep_reduced(d[y] / y, x, axis, keepdims) * x
 
 
 @adjoint(np.trace)
@@ -245,8 +248,8 @@ def det_tangent(y, a):
 
 
 @tangent(np.linalg.norm)
-def norm_tangent(y, x):
-    d[y] = xp.sum(x * d[x]) / y
+def norm_tangent(y, x, *, axis=None, keepdims=False):
+    d[y] = xp.sum(x * d[x], axis=axis, keepdims=keepdims) / y
 
 
 @tangent(np.trace)

@@ -157,3 +157,25 @@ def test_nan_to_num_replaced_entries_have_no_gradient():
     np.testing.assert_array_equal(srcad.grad(f)(x), [3.0, 0.0, 0.0, 0.0, 3.0])
     _, tangent = srcad.jvp(make_function("np.nan_to_num(x)", "x"), (x,), (np.ones(5),))
     np.testing.assert_array_equal(tangent, [1.0, 0.0, 0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("np.linalg.norm(x, axis=1)", (2, 3)),
+        ("np.linalg.norm(x, axis=0, keepdims=True)", (2, 3)),
+        ("np.linalg.norm(x, axis=(0, 2))", (2, 3, 2)),
+        ("np.linalg.norm(x, axis=-1, keepdims=True)", (2, 2, 3)),
+    ],
+)
+def test_norm_along_axes(expr, shape, dtype):
+    tol = {} if dtype == np.float64 else {"rtol": 1e-2, "atol": 1e-3}
+    check(expr, rand(*shape).astype(dtype), **tol)
+
+
+def test_norm_other_orders_are_a_clear_error():
+    for call in ("np.linalg.norm(x, 1)", "np.linalg.norm(x, ord=np.inf)"):
+        f = make_function(f"np.sum({call})", "x")
+        with pytest.raises(srcad.TransformError):
+            srcad.grad(f)(rand(3))
