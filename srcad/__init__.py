@@ -2,6 +2,7 @@
 
 from srcad.adjoints.registry import adjoint, nondifferentiable, tangent
 from srcad.api import (
+    custom_jvp,
     custom_vjp,
     grad,
     hessian,
@@ -29,6 +30,7 @@ nondifferentiable(stop_gradient)
 
 __all__ = [
     "adjoint",
+    "custom_jvp",
     "custom_vjp",
     "nondifferentiable",
     "stop_gradient",

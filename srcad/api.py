@@ -15,7 +15,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.transform.cache import cached
-from srcad.transform.calls import CustomVJP
+from srcad.transform.calls import CustomJVP, CustomVJP
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
@@ -555,6 +555,13 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
 def stop_gradient(x: Any) -> Any:
     """``x`` itself; no gradient flows through it."""
     return x
+
+
+def custom_jvp(fun: Callable) -> CustomJVP:
+    """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
+    ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
+    (linear in the tangents; reverse mode uses its transpose)."""
+    return CustomJVP(fun)
 
 
 def custom_vjp(fun: Callable) -> CustomVJP:

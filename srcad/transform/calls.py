@@ -10,6 +10,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from srcad import pytree
+from srcad.runtime.tangents import zero_tangent
+
 
 class CustomVJP:
     """A function with a derivative written by hand, JAX-style (``srcad.custom_vjp``).
@@ -31,6 +34,65 @@ class CustomVJP:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fun(*args, **kwargs)
+
+
+class CustomJVP:
+    """A function with a forward-mode derivative written by hand, JAX-style
+    (``srcad.custom_jvp``): ``jvp(primals, tangents)`` returns ``(out, tangent_out)``,
+    linear in the tangents. Reverse mode transposes it (the vjp of ``jvp`` with respect
+    to the tangents)."""
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.jvp: Callable | None = None
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        """Give the jvp function (usable as a decorator); returns it."""
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+
+class CustomJVPCall:
+    """Calls of a :class:`CustomJVP` function from generated code, in either mode."""
+
+    def __init__(self, custom: CustomJVP, wrt: tuple[int, ...]) -> None:
+        self.custom = custom
+        self.wrt = wrt
+
+    def _jvp(self) -> Callable:
+        if self.custom.jvp is None:
+            raise TypeError(f"{self.custom.__name__} has no jvp yet: call .defjvp(jvp)")
+        return self.custom.jvp
+
+    def _tangents(self, args: tuple, given: tuple) -> tuple:
+        tangents = [zero_tangent(a) for a in args]
+        for k, t in zip(self.wrt, given):
+            tangents[k] = t
+        return tuple(tangents)
+
+    def __call__(self, tangents: tuple, *args: Any) -> tuple[Any, Any]:
+        """``(value, tangent)`` from the user's ``jvp`` (forward mode)."""
+        return self._jvp()(args, self._tangents(args, tangents))
+
+    def forward(self, *args: Any) -> tuple[Any, Any]:
+        """``(value, residuals)`` for reverse mode: the residuals are the arguments."""
+        self._jvp()
+        return self.custom.fun(*args), args
+
+    def backward(self, args: Any, cotangent: Any) -> tuple[Any, ...]:
+        """The user's ``jvp`` transposed: its vjp with respect to the tangents alone, at
+        zero tangents (it is linear in them), with no cotangent for the primal output."""
+        from srcad.transform.cache import cached
+
+        leaves, treedef = pytree.flatten(self._tangents(args, ()))
+        gen = cached(self._jvp(), (1,), False, "vjp", False, ((1, treedef),))
+        (out, _), residuals = gen.function(args, *leaves)
+        grads = gen.backward(residuals, zero_tangent(out), cotangent)
+        return tuple(grads[k] for k in self.wrt)
 
 
 class CustomCall:
@@ -61,7 +123,7 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if getattr(obj, "__module__", "").startswith("srcad.runtime"):
         return None  # srcad's own helpers have rules, or no derivative at all
-    if isinstance(obj, CustomVJP):
+    if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
     if callable(getattr(obj, "srcad_function", None)):
         # a derivative made by srcad, called from code being differentiated

@@ -18,6 +18,8 @@ from srcad.transform.calls import (
     BuildInProgress,
     CallVJP,
     CustomCall,
+    CustomJVP,
+    CustomJVPCall,
     CustomVJP,
     MethodVJP,
     user_callee,
@@ -75,6 +77,10 @@ def rewrite_user_calls(
         if key not in handles and isinstance(op.callee, CustomVJP):
             handles[key] = namer.bind_global(
                 CustomCall(op.callee, tuple(wrt)), f"{identifier(func.__name__)}_vjp"
+            )
+        if key not in handles and isinstance(op.callee, CustomJVP):
+            handles[key] = namer.bind_global(
+                CustomJVPCall(op.callee, tuple(wrt)), f"{identifier(func.__name__)}_vjp"
             )
         if key not in handles:
             handle = CallVJP(op.callee, tuple(wrt), structures)

@@ -22,7 +22,7 @@ from srcad.transform.analyses.activity import Activity, analyse_activity, target
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
 from srcad.transform.analyses.tbr import stable_names
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import CallJVP, CustomVJP, MethodJVP
+from srcad.transform.calls import CallJVP, CustomJVP, CustomJVPCall, CustomVJP, MethodJVP
 from srcad.transform.callsites import (
     differentiated_arguments,
     identifier,
@@ -335,6 +335,10 @@ class _Forward:
                 op, self.source, self.activity, where
             )
             key = (id(op.callee), tuple(wrt), structures)
+            if key not in self.handles and isinstance(op.callee, CustomJVP):
+                handle = CustomJVPCall(op.callee, tuple(wrt))
+                label = op.callee.__name__
+                self.handles[key] = self.namer.bind_global(handle, f"{identifier(label)}_jvp")
             if key not in self.handles:
                 handle = CallJVP(op.callee, tuple(wrt), structures)
                 label = getattr(handle.func, "__name__", "f")

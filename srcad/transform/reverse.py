@@ -41,6 +41,7 @@ from srcad.transform.ops import (
     UNKNOWN,
     annotate_purity,
     classify,
+    differentiable_operand_names,
     operand_names,
     tape_call,
     tape_names,
@@ -425,6 +426,8 @@ class _Sweep:
         op = classify(stmt.value, source, ctx.local)
         if op.nondifferentiable:
             return []
+        if not differentiable_operand_names(stmt.value, op) & ctx.activity.varied:
+            return []  # e.g. an output that does not depend on what is differentiated
         rule = op.rule
         if rule is None:
             if op.key is UNKNOWN and op.label in ("Tuple", "List", "Dict"):
