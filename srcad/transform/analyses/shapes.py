@@ -134,15 +134,14 @@ def _always_scalar(
             if isinstance(target, gast.Name):
                 defs.setdefault(target.id, []).append(node.value)
                 continue
-        for sub in (
-            gast.walk(node)
-            if not isinstance(node, _COMPOUND)
-            else [node.target]
-            if (isinstance(node, gast.For))
-            else []
-        ):
-            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
-                excluded.add(sub.id)
+        if isinstance(node, _COMPOUND):
+            parts = [node.target] if isinstance(node, gast.For) else []
+        else:
+            parts = [node]
+        for part in parts:  # names bound some other way: unpacking, loop targets, ...
+            for sub in gast.walk(part):
+                if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                    excluded.add(sub.id)
     candidates = {n for n in defs if n not in excluded and (stable is None or n not in stable)}
 
     def scalar(expr: gast.expr) -> bool:
