@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test fuzz lint format clean
+.PHONY: demo test fuzz lint format clean bench
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,15 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
+# gradient timings of srcad and its peers against hand-written NumPy (docs/benchmarks.md);
+# installs the peers (the `bench` extra) into the virtualenv; table + benchmarks/results/
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(PY) -m benchmarks.run
+
 # a long differential-fuzzing campaign over fresh seeds (FUZZ_START, FUZZ_COUNT to choose)
 FUZZ_START ?= 100000
 FUZZ_COUNT ?= 2000
@@ -24,12 +33,12 @@ fuzz: $(VENV)/.installed
 	SRCAD_FUZZ_START=$(FUZZ_START) SRCAD_FUZZ_COUNT=$(FUZZ_COUNT) $(PY) -m pytest -q tests/fuzz
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check srcad tests examples
-	$(VENV)/bin/ruff format --check srcad tests examples
+	$(VENV)/bin/ruff check srcad tests examples benchmarks
+	$(VENV)/bin/ruff format --check srcad tests examples benchmarks
 
 format: $(VENV)/.installed
-	$(VENV)/bin/ruff format srcad tests examples
-	$(VENV)/bin/ruff check --fix srcad tests examples
+	$(VENV)/bin/ruff format srcad tests examples benchmarks
+	$(VENV)/bin/ruff check --fix srcad tests examples benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info
