@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo quickstart test fuzz lint format clean
+.PHONY: demo quickstart test fuzz lint format clean bench
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,15 @@ quickstart: $(VENV)/.created
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
+# gradient timings of srcad and its peers against hand-written NumPy (docs/benchmarks.md);
+# installs the peers (the `bench` extra) into the virtualenv; table + benchmarks/results/
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(PY) -m benchmarks.run
+
 # a long differential-fuzzing campaign over fresh seeds (FUZZ_START, FUZZ_COUNT to choose)
 FUZZ_START ?= 100000
 FUZZ_COUNT ?= 2000
@@ -36,12 +45,12 @@ fuzz: $(VENV)/.installed
 	SRCAD_FUZZ_START=$(FUZZ_START) SRCAD_FUZZ_COUNT=$(FUZZ_COUNT) $(PY) -m pytest -q tests/fuzz
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check srcad tests examples
-	$(VENV)/bin/ruff format --check srcad tests examples
+	$(VENV)/bin/ruff check srcad tests examples benchmarks
+	$(VENV)/bin/ruff format --check srcad tests examples benchmarks
 
 format: $(VENV)/.installed
-	$(VENV)/bin/ruff format srcad tests examples
-	$(VENV)/bin/ruff check --fix srcad tests examples
+	$(VENV)/bin/ruff format srcad tests examples benchmarks
+	$(VENV)/bin/ruff check --fix srcad tests examples benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info

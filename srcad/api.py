@@ -171,6 +171,34 @@ class _Derivative:
             self._generated[structures] = gen
         return gen
 
+    def _call_plain(self, args: tuple) -> Any:
+        """The common call, checked cheaply: Python floats and NumPy floating-point arrays
+        differentiated, no pytrees, already transformed. ``_SLOW`` (nothing run) otherwise."""
+        gen = self._generated.get(())
+        if gen is None:
+            return _SLOW
+        try:
+            leaves = [args[k] for k in self._wrt]
+        except IndexError:
+            return _SLOW
+        for leaf in leaves:
+            kind = type(leaf)
+            if not (kind is float or kind is np.ndarray and leaf.dtype.kind == "f"):
+                return _SLOW
+        if not gen.snapshot.current():
+            return _SLOW
+        value, grads = gen.function(*args)
+        if type(value) is not float and len(_shape(value)) != 0:
+            _not_scalar(self._func, value)
+        if self._single:
+            grads = _match_plain(grads, leaves[0], args)
+        else:
+            fixed: list[Any] = []
+            for g, leaf in zip(grads, leaves):
+                fixed.append(_match_plain(g, leaf, (*args, *fixed)))
+            grads = tuple(fixed)
+        return (value, grads) if self._with_value else grads
+
     def srcad_function(self) -> Callable:
         """This derivative as a generated Python function (same parameters, returning the
         gradients, or ``(value, gradients)`` for value_and_grad), which srcad can
@@ -191,6 +219,10 @@ class _Derivative:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = (*self._prefix, *args)
+        if not kwargs and not self._has_aux:
+            result = self._call_plain(args)
+            if result is not _SLOW:
+                return result
         values = self._bound(args, kwargs) if kwargs else list(args)
         for index in self._wrt:
             if index >= len(values):
@@ -209,10 +241,7 @@ class _Derivative:
         if self._has_aux:
             value, aux = value
         if len(_shape(value)) != 0:
-            raise TypeError(
-                f"grad needs a function with a scalar output; {self._func.__name__} returned "
-                f"shape {_shape(value)}. Use srcad.vjp for non-scalar outputs"
-            )
+            _not_scalar(self._func, value)
         if self._single and not structures:
             grads = (grads,)
         fixed: list[Any] = []
@@ -224,6 +253,33 @@ class _Derivative:
         if self._has_aux:
             return ((value, aux), grads) if self._with_value else (grads, aux)
         return (value, grads) if self._with_value else grads
+
+
+_SLOW = object()
+
+
+def _not_scalar(func: Callable, value: Any) -> None:
+    raise TypeError(
+        f"grad needs a function with a scalar output; {func.__name__} returned "
+        f"shape {_shape(value)}. Use srcad.vjp for non-scalar outputs"
+    )
+
+
+def _match_plain(grad: Any, arg: Any, others: tuple) -> Any:
+    """:func:`_match` for a Python float or a NumPy array, its common cases first."""
+    if type(arg) is float:
+        return float(grad)
+    if (
+        type(grad) is np.ndarray
+        and grad.shape == arg.shape
+        and grad.dtype == arg.dtype
+        and grad.flags.writeable
+    ):
+        for other in others:
+            if grad is other:
+                return copied(grad)
+        return grad
+    return _match(grad, arg, list(others))
 
 
 def _plain(f: Callable) -> Callable:

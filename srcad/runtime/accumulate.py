@@ -26,6 +26,9 @@ def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(a % ndim if ndim else a for a in axis))
 
 
+_NUMPY_SCALARS = (float, numpy.ndarray, numpy.generic)
+
+
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
     shape = _shape(x)
@@ -59,6 +62,14 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Broadcast the gradient of a reduction of ``x`` back to ``x``'s shape and dtype."""
     if not hasattr(x, "shape"):
         return g
+    if axis is None and type(x) is numpy.ndarray and isinstance(g, _NUMPY_SCALARS):
+        # a whole-array reduction on NumPy, the usual seed: a read-only view of one number
+        # (what broadcast_to gives, without its bookkeeping)
+        g = numpy.asarray(g, dtype=x.dtype)
+        if not g.ndim:
+            view = numpy.ndarray(x.shape, x.dtype, g, 0, (0,) * x.ndim)
+            view.flags.writeable = False
+            return view
     xp = array_namespace(g, x)
     g = xp.asarray(g, dtype=x.dtype)
     if axis is not None and not keepdims:
@@ -188,6 +199,8 @@ def _matmul_shape(a: Any, b: Any) -> tuple[int, ...]:
 
 def grad_matmul_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    if a.ndim == 2 and b.ndim == 2 and _shape(g) == (a.shape[0], b.shape[1]):
+        return g @ b.T  # the common case, without the general shape bookkeeping
     g = unbroadcast_to(g, _matmul_shape(a, b))
     if a.ndim == 2 and b.ndim == 2:
         return g @ b.T
@@ -201,6 +214,8 @@ def grad_matmul_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def grad_matmul_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    if a.ndim == 2 and b.ndim == 2 and _shape(g) == (a.shape[0], b.shape[1]):
+        return a.T @ g
     g = unbroadcast_to(g, _matmul_shape(a, b))
     if a.ndim == 2 and b.ndim == 2:
         return a.T @ g

@@ -110,6 +110,9 @@ class _Sweep:
     # in place (``dx[i] += g`` instead of a zero array per read)
     owned: set[str] = field(default_factory=set)
     buffers: set[str] = field(default_factory=set)
+    # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
+    # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
+    uniform: dict[str, gast.expr] = field(default_factory=dict)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -141,6 +144,8 @@ class _Sweep:
         adj = self.adj(name)
         self.contributed.add(name)
         was_loose = self.is_loose(name)
+        self.forget_uniform({adj})
+        seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
         if name in self.state:
@@ -166,7 +171,34 @@ class _Sweep:
             self.owned.add(name)
         else:
             self.owned.discard(name)
-        return [_generated(build.assign(adj, value))]
+        stmt = _generated(build.assign(adj, value))
+        if seed is not None:
+            self.uniform[name] = (seed, stmt)
+        return [stmt]
+
+    def uniform_seed(self, value: gast.expr, name: str) -> gast.expr | None:
+        """``g`` if ``value`` is ``unreduce(g, name)`` for a whole-array reduction."""
+        if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)):
+            return None
+        if self.ctx.namer.globals.get(value.func.id) is not accumulate.unreduce:
+            return None
+        args, keywords = value.args, value.keywords
+        if len(args) < 2 or not (isinstance(args[1], gast.Name) and args[1].id == name):
+            return None
+        rest = [*args[2:], *(kw.value for kw in keywords)]
+        if not all(isinstance(a, gast.Constant) and a.value in (None, False) for a in rest):
+            return None
+        if any(kw.arg not in ("axis", "keepdims") for kw in keywords):
+            return None
+        if self.reads_loose(args[0]):
+            return None
+        return args[0]
+
+    def forget_uniform(self, names: set[str]) -> None:
+        """Drop the uniform adjoints of ``names``, and those whose number reads them."""
+        for key, (seed, _) in list(self.uniform.items()):
+            if key in names or names & operand_names(seed):
+                del self.uniform[key]
 
     def zeros(self, name: str) -> gast.stmt:
         if name not in self.ctx.source.lists:
@@ -251,6 +283,7 @@ class _Sweep:
     def run_backward(self, deferred) -> list[gast.stmt]:
         body, parts = deferred
         self.last_origin = None
+        self.uniform = {}
         backward = [copy.deepcopy(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
@@ -381,6 +414,7 @@ class _Sweep:
             if name not in self.contributed:  # an op reading its own target re-adds it
                 self.state.discard(name)
                 self.owned.discard(name)
+        self.forget_uniform(set(names))
         parts = ctx.setitem_parts(stmt)
         if id(stmt) in self.plan.pushed and parts is not None:
             helper = ctx.namer.bind_global(inplace.restore, "restore")
@@ -485,6 +519,9 @@ class _Sweep:
         if scatter is not None:
             return out + scatter
         reader = _ReadAdjoints(self, build.load(name))
+        uniform = self.uniform.get(name)
+        if uniform is not None and not self.is_loose(name) and _keeps_shape(rule, op):
+            reader.uniform = {name: uniform[0]}
         if name in operand_names(stmt.value):
             # the op reads the name it assigns (only after unpacking or in odd user code):
             # take the incoming gradient aside before the operand's adjoint starts afresh
@@ -497,6 +534,14 @@ class _Sweep:
                 dest = tstmt.targets[0]
                 reader.lazy = False
                 value = reader.visit(tstmt.value)
+                if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
+                    # the number alone would lose the shape: read the broadcast adjoint
+                    reader.uniform = {}
+                    value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
+                elif reader.used_uniform:
+                    # the broadcast adjoint is read no more: its operand need not be kept
+                    setanno(uniform[1], "superseded", True)
+                reader.used_uniform = False
                 if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                     loose = reader.lazy or self.reads_loose(value)
                     out.extend(self.contribute(dest.slice, value, loose, where))
@@ -618,6 +663,8 @@ class _ReadAdjoints(gast.NodeTransformer):
         self.result = result
         self.lazy = False
         self.renamed: dict[str, str] = {}
+        self.uniform: dict[str, gast.expr] = {}
+        self.used_uniform = False
         namer = sweep.ctx.namer
         self.unbroadcast = namer.bind_global(accumulate.unbroadcast, "unbroadcast")
 
@@ -628,6 +675,9 @@ class _ReadAdjoints(gast.NodeTransformer):
                     value=node.value, slice=e, ctx=gast.Load())) for e in node.slice.elts],
                     ctx=gast.Load())  # fmt: skip
             name = node.slice.id
+            if name in self.uniform:
+                self.used_uniform = True
+                return copy.deepcopy(self.uniform[name])
             return build.load(self.renamed.get(name) or self.sweep.adj(name))
         return self.generic_visit(node)
 
@@ -650,6 +700,37 @@ def _multiple_results(stmt: gast.Assign, ctx: _Context) -> bool:
     """Whether ``stmt`` unpacks the results of an op whose rule has several."""
     rule = classify(stmt.value, ctx.source, ctx.local).rule
     return rule is not None and bool(rule.results)
+
+
+#: calls in adjoint templates that do not keep the shape of their array argument
+_NOT_ELEMENTWISE = {"sum", "mean", "prod", "max", "min", "amax", "amin", "reshape", "ravel",
+                    "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "dot",
+                    "matmul", "einsum", "broadcast_to", "take", "diag", "cumsum"}  # fmt: skip
+
+
+def _keeps_shape(rule, op) -> bool:
+    """Whether ``name = op(...)`` has its operand's shape exactly: ``x * x``, or a
+    one-argument elementwise function."""
+    return rule.name == "mul_self" or (rule.shape_preserving and len(op.args) == 1)
+
+
+def _elementwise_in(value: gast.expr, operands: set[str]) -> bool:
+    """Whether ``value`` is an elementwise expression that reads one of ``operands`` (so it
+    has their shape) and nothing that reduces or reshapes."""
+    found = False
+    for node in gast.walk(value):
+        if isinstance(node, gast.Call):
+            func = node.func
+            if not isinstance(func, gast.Attribute) or func.attr in _NOT_ELEMENTWISE:
+                return False
+        elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            if node.value.id in operands:
+                return False  # ``x.shape``, ``x.T``: not the elementwise value
+        elif isinstance(node, gast.Subscript):
+            return False
+        elif isinstance(node, gast.Name) and node.id in operands:
+            found = True
+    return found
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
@@ -676,12 +757,22 @@ def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
     body[:] = rewrite_bodies(body, block)
 
 
+def _live_nodes(stmts: list[gast.AST]):
+    """Every node of ``stmts``, leaving out statements superseded by a later rewrite."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if getanno(node, "superseded", False):
+            continue
+        yield node
+        todo.extend(gast.iter_child_nodes(node))
+
+
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
     adjoints = set(ctx.adjoint_names.values())
     return {
         n.id
-        for s in stmts
-        for n in gast.walk(s)
+        for n in _live_nodes(stmts)
         if isinstance(n, gast.Name)
         and isinstance(n.ctx, gast.Load)
         and n.id in ctx.local

@@ -9,11 +9,10 @@ def value_and_grad_mlp_loss(W, b, x):
     xp = array_namespace(W, b, x)
     _t1 = x @ W
     h = xp.tanh(_t1 + b)
-    _t3 = h * h
     _t6 = x.shape[0]
-    mlp_loss = xp.sum(_t3) / _t6
+    mlp_loss = xp.sum(h * h) / _t6
     # grad of: return np.sum(h * h) / x.shape[0]
-    dh = unreduce(1.0 / _t6, _t3) * 2 * h
+    dh = 1.0 / _t6 * 2 * h
     # grad of: h = np.tanh(x @ W + b)
     d_t2 = dh * (1 - h * h)
     db = unbroadcast(d_t2, b)

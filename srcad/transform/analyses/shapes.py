@@ -20,10 +20,17 @@ class SameShape:
     def __init__(self, stable: frozenset[str] | None = None) -> None:
         self.parent: dict[str, str] = {}
         self.stable = stable
+        #: names reassigned, but a number (or 0-d array) every time
+        self.always_scalar: set[str] = set()
 
     def tracked(self, name: str) -> bool:
         """Whether ``name`` has one value (and so one shape) everywhere."""
-        return self.stable is None or name in self.stable or name in (self.SCALAR, self.SHAPE)
+        return (
+            self.stable is None
+            or name in self.stable
+            or name in (self.SCALAR, self.SHAPE)
+            or name in self.always_scalar
+        )
 
     def find(self, name: str) -> str:
         """Representative of ``name``'s class."""
@@ -104,7 +111,76 @@ def analyse_shapes(
             if key is not None:
                 shapes.union(target, key)
     _scalar_operands(body, source, local, shapes)
+    for name in _always_scalar(body, source, local, stable):
+        shapes.always_scalar.add(name)
+        shapes.union(name, SameShape.SCALAR)
     return shapes
+
+
+_REDUCTIONS = {"sum", "mean", "prod", "max"}
+
+
+def _always_scalar(
+    body: list[gast.stmt], source: Source, local: set[str], stable: frozenset[str] | None
+) -> set[str]:
+    """Names reassigned (in loops or branches) whose every value is a number: a numeric
+    constant, a whole-array reduction, or elementwise arithmetic on such names. The largest
+    such set: each value is computed from values assigned before it."""
+    defs: dict[str, list[gast.expr]] = {}
+    excluded: set[str] = set()
+    for node in _walk_statements(body):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, gast.Name):
+                defs.setdefault(target.id, []).append(node.value)
+                continue
+        if isinstance(node, _COMPOUND):
+            parts = [node.target] if isinstance(node, gast.For) else []
+        else:
+            parts = [node]
+        for part in parts:  # names bound some other way: unpacking, loop targets, ...
+            for sub in gast.walk(part):
+                if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                    excluded.add(sub.id)
+    candidates = {n for n in defs if n not in excluded and (stable is None or n not in stable)}
+
+    def scalar(expr: gast.expr) -> bool:
+        if isinstance(expr, gast.Constant):
+            return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+        if isinstance(expr, gast.Name):
+            return expr.id in candidates
+        op = classify(expr, source, local)
+        rule = op.rule
+        if rule is not None and rule.name in _REDUCTIONS:
+            keywords = op.keywords
+            return (
+                len(op.args) == 1
+                and set(keywords) <= {"axis", "keepdims"}
+                and all(isinstance(v, gast.Constant) and not v.value for v in keywords.values())
+            )
+        if isinstance(op.key, Operator) and op.key.name in _ELEMENTWISE_BINARY | {"USub"}:
+            return all(scalar(a) for a in op.args)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(candidates):
+            if not all(scalar(v) for v in defs[name]):
+                candidates.discard(name)
+                changed = True
+    return candidates
+
+
+_COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def _walk_statements(body: list[gast.stmt]):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _COMPOUND):
+            yield from _walk_statements(stmt.body)
+            yield from _walk_statements(stmt.orelse)
 
 
 def _scalar_operands(
