@@ -2,6 +2,7 @@
 
 from srcad.adjoints.registry import adjoint, nondifferentiable, tangent
 from srcad.api import (
+    checkpoint,
     custom_jvp,
     custom_vjp,
     grad,
@@ -30,6 +31,7 @@ nondifferentiable(stop_gradient)
 
 __all__ = [
     "adjoint",
+    "checkpoint",
     "custom_jvp",
     "custom_vjp",
     "nondifferentiable",

@@ -15,7 +15,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.transform.cache import cached
-from srcad.transform.calls import CustomJVP, CustomVJP
+from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
@@ -613,6 +613,15 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+def checkpoint(fun: Callable) -> Checkpointed:
+    """``fun``, whose calls inside differentiated code keep only their arguments for the
+    backward pass and run again there (trading time for memory). Checkpoint a function
+    that runs k steps of a loop to keep one state in k."""
+    if not callable(fun):
+        raise TypeError(f"checkpoint needs a function, got {type(fun).__name__}")
+    return Checkpointed(fun)
+
+
 def custom_jvp(fun: Callable) -> CustomJVP:
     """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
     ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
@@ -625,5 +634,5 @@ def custom_vjp(fun: Callable) -> CustomVJP:
     return CustomVJP(fun)
 
 
-FACTORIES.update((grad, value_and_grad))
+FACTORIES.update((grad, value_and_grad, checkpoint))
 JVPS.add(jvp)

@@ -95,6 +95,48 @@ class CustomJVPCall:
         return tuple(grads[k] for k in self.wrt)
 
 
+class Checkpointed:
+    """A function whose calls keep only their arguments for the backward pass and run
+    again there (``srcad.checkpoint``): memory for time."""
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+
+class CheckpointCall:
+    """Calls of a :class:`Checkpointed` function from generated code: the forward pass
+    runs the plain function; the backward pass runs its forward-mode pair again from the
+    saved arguments, then its backward."""
+
+    def __init__(self, inner: CallVJP) -> None:
+        self.inner = inner
+
+    def generated(self) -> Any:
+        """The callee's compiled forward/backward pair."""
+        return self.inner.generated()
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """``(value, residuals)``: the residuals are the arguments alone."""
+        return self.inner.func(*self.inner.args, *args, **self.inner.kwargs, **kwargs), (
+            args,
+            kwargs,
+        )
+
+    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
+        """Recompute the call's residuals from its arguments, then its gradients."""
+        args, kwargs = residuals
+        _, inner = self.inner.forward(*args, **kwargs)
+        return self.inner.backward(inner, *cotangents)
+
+    def result_count(self) -> int | None:
+        """How many values the callee returns, once it has been transformed."""
+        return self.inner.result_count()
+
+
 class CustomCall:
     """Calls of a :class:`CustomVJP` function from generated code."""
 
@@ -125,6 +167,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
         return None  # srcad's own helpers have rules, or no derivative at all
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
+    if isinstance(obj, Checkpointed):
+        return user_callee(obj.fun)
     if callable(getattr(obj, "srcad_function", None)):
         # a derivative made by srcad, called from code being differentiated
         return obj.srcad_function(), (), {}
@@ -173,6 +217,12 @@ class CallVJP:
         """Gradients of the call with respect to the differentiated parameters (one
         cotangent per output the callee returns)."""
         return self.generated().backward(residuals, *cotangents)
+
+    def result_count(self) -> int | None:
+        """How many values the callee returns, once it has been transformed (its backward
+        takes one cotangent each)."""
+        backward = getattr(self._generated, "backward", None)
+        return None if backward is None else backward.__code__.co_argcount - 1
 
     def __repr__(self) -> str:
         return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"

@@ -17,6 +17,8 @@ from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import (
     BuildInProgress,
     CallVJP,
+    CheckpointCall,
+    Checkpointed,
     CustomCall,
     CustomJVP,
     CustomJVPCall,
@@ -83,14 +85,19 @@ def rewrite_user_calls(
                 CustomJVPCall(op.callee, tuple(wrt)), f"{identifier(func.__name__)}_vjp"
             )
         if key not in handles:
-            handle = CallVJP(op.callee, tuple(wrt), structures)
+            callee = op.callee.fun if isinstance(op.callee, Checkpointed) else op.callee
+            handle = CallVJP(callee, tuple(wrt), structures)
             try:
                 handle.generated()  # transform now, so errors in the callee surface here
             except BuildInProgress:
                 pass  # a recursive call: the callee is being transformed right now
-            handles[key] = namer.bind_global(handle, f"{identifier(func.__name__)}_vjp")
+            suffix = "_vjp"
+            if isinstance(op.callee, Checkpointed):
+                handle, suffix = CheckpointCall(handle), "_checkpoint"
+            handles[key] = namer.bind_global(handle, f"{identifier(func.__name__)}{suffix}")
         handle_name = handles[key]
-        returned = _result_count(namer.globals[handle_name])
+        count = getattr(namer.globals[handle_name], "result_count", None)
+        returned = count() if count is not None else None
         if returned is not None and returned != len(outputs):
             raise source.error(
                 f"{op.label} returns {returned} values; unpack them into as many names "
@@ -104,16 +111,6 @@ def rewrite_user_calls(
         setanno(stmt, "user_call", UserCall(handle_name, residuals, arguments, where, outputs))
         changed = True
     return changed
-
-
-def _result_count(handle: object) -> int | None:
-    """How many values a transformed callee returns (its backward takes one cotangent
-    each), when known already."""
-    generated = getattr(handle, "_generated", None)
-    backward = getattr(generated, "backward", None)
-    if backward is None:
-        return None
-    return backward.__code__.co_argcount - 1
 
 
 def unpacked_names(target: gast.expr) -> list[str]:
