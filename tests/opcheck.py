@@ -18,11 +18,37 @@ _serial = itertools.count()
 PARAMS = "xyzuvw"
 
 
-def make_function(body: str, params: str, namespace: dict[str, Any] | None = None) -> Any:
-    """A real module-level function ``f(params)`` returning ``body`` (source on disk)."""
+def make_function(
+    body: str, params: str, namespace: dict[str, Any] | None = None, before: str = ""
+) -> Any:
+    """A real module-level function ``f(params)`` returning ``body`` (source on disk), after
+    the statement ``before`` if given. The same source and namespace give the same function
+    again, so that srcad's cache of transformed functions serves repeated checks."""
+    key = (body, params, before, tuple((k, _fingerprint(v)) for k, v in (namespace or {}).items()))
+    if key not in _made:
+        _made[key] = _write_function(body, params, namespace, before)
+    return _made[key]
+
+
+_made: dict[tuple, Any] = {}
+
+
+def _fingerprint(value: Any) -> Any:
+    """What ``value`` is, hashable: an array by its contents, anything else by identity."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, float):
+        return ("float", value)
+    return ("object", id(value))
+
+
+def _write_function(body: str, params: str, namespace: dict[str, Any] | None, before: str) -> Any:
     name = f"opcheck_{next(_serial)}"
     path = _DIR / f"{name}.py"
-    path.write_text(f"import math\nimport numpy as np\n\n\ndef f({params}):\n    return {body}\n")
+    first = f"    {before}\n" if before else ""
+    path.write_text(
+        f"import math\nimport numpy as np\n\n\ndef f({params}):\n{first}    return {body}\n"
+    )
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -32,13 +58,19 @@ def make_function(body: str, params: str, namespace: dict[str, Any] | None = Non
     return module.f
 
 
-def check(expr: str, *args: Any, wrt: tuple[int, ...] | None = None, **tol: Any) -> float:
+def check(
+    expr: str, *args: Any, wrt: tuple[int, ...] | None = None, order: int = 2, **tol: Any
+) -> float:
     """Check ``expr`` in both modes over the float arguments ``args``: the gradient of
     ``sum(weights * expr)`` (reverse) and the jvp of ``expr`` along a random direction
     (forward), each against central finite differences.
 
     ``expr`` names its arguments x, y, z, ... in order. Random weights make every output
     element count with a different factor, so a wrong reduction cannot hide.
+
+    With ``order=2`` (the default) the derivative code is differentiated again in all four
+    combinations of modes (see :func:`check_second_order`). Pass ``order=1`` only where the
+    second derivative does not exist at the test point (a tie of max/min, a kink).
     """
     params = ", ".join(PARAMS[: len(args)])
     probe = make_function(expr, params)
@@ -58,7 +90,104 @@ def check(expr: str, *args: Any, wrt: tuple[int, ...] | None = None, **tol: Any)
         # and a lone term must still have the result's full shape
         for k in wrt:
             check_jvp(probe, args, (k,), **tol)
-    return srcad.check_grad(f, *args, wrt=wrt, **tol)
+    worst = srcad.check_grad(f, *args, wrt=wrt, **tol)
+    if order == 2:
+        worst = max(worst, check_second_order(f, probe, weights, args, wrt, **tol))
+    return worst
+
+
+def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -> float:
+    """:func:`check_second_order` for a function written in a test module (statements,
+    loops, in-place updates), differentiated over its float arguments."""
+    wrt = tuple(k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
+    rng = np.random.default_rng(len(args))
+    weights = rng.uniform(0.5, 1.5, size=np.shape(probe(*args)))
+    params = ", ".join(PARAMS[: len(args)])
+    names = {"PROBE": probe, "WEIGHTS": weights}
+    f = make_function(f"np.sum(WEIGHTS * PROBE({params}))", params, names)
+    return check_second_order(f, probe, weights, args, wrt, **tol)
+
+
+def check_second_order(
+    f: Any,
+    probe: Any,
+    weights: Any,
+    args: tuple[Any, ...],
+    wrt: tuple[int, ...],
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> float:
+    """Differentiate the derivatives of ``f = sum(weights * probe)`` again, once in each
+    combination of modes, all along one random direction ``u``, and compare each with the
+    central difference of the (checked) gradient along ``u``, which is ``H u``:
+
+    - forward over reverse: ``jvp(grad(f))`` along ``u``;
+    - reverse over reverse: ``vjp(grad(f))`` pulling ``u`` back (``H`` is symmetric);
+    - reverse over forward: ``grad`` of ``x -> jvp(f)(x; u)``, that is of ``<grad f, u>``;
+    - forward over forward: ``jvp`` of that along ``u``: ``<u, H u>``.
+
+    Tolerances are 10 times the first order's: differences of differences are less exact.
+    Returns the largest error seen.
+    """
+    args = tuple(
+        np.array(a, dtype=np.float64) if k in wrt and isinstance(a, np.ndarray) else a
+        for k, a in enumerate(args)
+    )
+    rng = np.random.default_rng(len(args) + 31 * len(wrt))
+    u = tuple(_direction(a, rng) if k in wrt else None for k, a in enumerate(args))
+    gradient = srcad.grad(f, wrt=wrt)
+    up = gradient(*(_step(a, t, eps) for a, t in zip(args, u)))
+    down = gradient(*(_step(a, t, -eps) for a, t in zip(args, u)))
+    numeric = [(np.asarray(a) - np.asarray(b)) / (2 * eps) for a, b in zip(up, down)]
+    tol = {"rtol": 10 * rtol, "atol": 10 * atol}
+    _, by_fwd_rev = srcad.jvp(gradient, args, u)
+    _, pullback = srcad.vjp(gradient, *args)
+    by_rev_rev = [pullback(tuple(u[k] for k in wrt))[k] for k in wrt]
+    directional = _directional(probe, weights, args, u)
+    by_rev_fwd = srcad.grad(directional, wrt=wrt)(*args)
+    _, by_fwd_fwd = srcad.jvp(directional, args, u)
+    uhu = sum(float(np.sum(h * u[k])) for h, k in zip(numeric, wrt))
+    worst = 0.0
+    for label, values in [
+        ("forward-over-reverse", by_fwd_rev),
+        ("reverse-over-reverse", by_rev_rev),
+        ("reverse-over-forward", by_rev_fwd),
+    ]:
+        for k, analytic, expected in zip(wrt, values, numeric):
+            what = f"{label} Hessian-vector product (argument {k})"
+            worst = max(worst, _compare(what, analytic, expected, **tol))
+    what = "forward-over-forward second directional derivative"
+    return max(worst, _compare(what, by_fwd_fwd, uhu, **tol))
+
+
+def _directional(probe: Any, weights: Any, args: tuple[Any, ...], u: tuple[Any, ...]) -> Any:
+    """``x -> sum(weights * jvp(probe)(x; u))``, a function srcad can differentiate: its
+    derivatives differentiate forward-mode code again."""
+    names: dict[str, Any] = {"PROBE": probe, "WEIGHTS": weights, "srcad": srcad}
+    tangents = []
+    for k, t in enumerate(u):
+        if t is None:
+            tangents.append("None")
+        else:
+            names[f"U{k}"] = t
+            tangents.append(f"U{k}")
+    params = ", ".join(PARAMS[: len(args)])
+    jvp = f"_, tangent = srcad.jvp(PROBE, ({params},), ({', '.join(tangents)},))"
+    return make_function("np.sum(WEIGHTS * tangent)", params, names, before=jvp)
+
+
+def _compare(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:
+    """The largest error of ``analytic`` against ``numeric``; AssertionError beyond tolerance."""
+    analytic = np.asarray(analytic, dtype=np.float64)
+    numeric = np.asarray(numeric, dtype=np.float64)
+    assert analytic.shape == numeric.shape, (
+        f"{what} has shape {analytic.shape}, the argument {numeric.shape}"
+    )
+    np.testing.assert_allclose(
+        analytic, numeric, rtol=rtol, atol=atol, err_msg=f"{what} differs from finite differences"
+    )
+    return float(np.max(np.abs(analytic - numeric))) if analytic.size else 0.0
 
 
 def check_jvp(

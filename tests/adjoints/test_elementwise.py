@@ -47,7 +47,8 @@ def test_maximum_minimum(func, sa, sb):
 
 def test_maximum_ties_split_evenly():
     x = np.array([1.0, 2.0, 3.0])
-    check("np.maximum(x, y)", x, x.copy())
+    # at a tie the gradient jumps: no second derivative to check (first order only)
+    check("np.maximum(x, y)", x, x.copy(), order=1)
 
 
 @pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), ())])
