@@ -16,6 +16,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.transform.cache import cached
 from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+from srcad.transform.codegen import compile_source
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
@@ -148,7 +149,7 @@ class _Derivative:
             wrt = tuple(k + 1 for k in indices)
             wrt = wrt[0] if single else wrt
             func = func.__func__
-        if not isinstance(func, _Derivative):
+        if not isinstance(func, (_Derivative, CustomVJP, CustomJVP, Checkpointed)):
             _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
@@ -283,8 +284,36 @@ def _match_plain(grad: Any, arg: Any, others: tuple) -> Any:
 
 
 def _plain(f: Callable) -> Callable:
-    """``f``, or the generated function of a derivative (to differentiate it again)."""
-    return f.srcad_function() if isinstance(f, _Derivative) else f
+    """``f``; the generated function of a derivative (to differentiate it again); or, for
+    a custom_vjp / custom_jvp / checkpoint function, a ``def`` that calls it (so its rule
+    is used as it is inside any other function)."""
+    if isinstance(f, _Derivative):
+        return f.srcad_function()
+    if isinstance(f, (CustomVJP, CustomJVP, Checkpointed)):
+        return _caller(f)
+    return f
+
+
+_CALLERS: dict[int, tuple[Any, Callable]] = {}
+
+
+def _caller(obj: Any) -> Callable:
+    """``def name(a, b=...): return obj(a, b)``, generated once per object."""
+    found = _CALLERS.get(id(obj))
+    if found is not None and found[0] is obj:
+        return found[1]
+    fun = obj.fun
+    params = _positional_params(fun)
+    if len(params) != len(inspect.signature(fun).parameters):
+        raise TypeError(f"{fun.__name__}: differentiate a function of positional parameters")
+    name = fun.__name__ if fun.__name__.isidentifier() else "f"
+    args = ", ".join(params)
+    text = f"def {name}({args}):\n    return __srcad_callee__({args})\n"
+    scope = compile_source(text, {"__srcad_callee__": obj}, f"call of {name}")
+    caller = scope[name]
+    caller.__defaults__ = fun.__defaults__
+    _CALLERS[id(obj)] = (obj, caller)
+    return caller
 
 
 def _structures(values: list[Any], wrt: tuple[int, ...]) -> tuple:

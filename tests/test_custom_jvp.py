@@ -70,3 +70,14 @@ def test_a_custom_jvp_without_a_rule_says_so():
 
     with pytest.raises(TypeError, match="defjvp"):
         srcad.grad(uses)(np.ones(2))
+
+
+def test_custom_functions_are_differentiated_directly_too():
+    x = np.array([-3.0, 0.5, 4.0])
+    sigmoid = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(srcad.grad(lambda x: np.sum(safe_log1pexp(x)))(x), sigmoid)
+    _, t = srcad.jvp(safe_log1pexp, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, sigmoid)
+    out, pullback = srcad.vjp(safe_log1pexp, x)
+    np.testing.assert_allclose(pullback(np.ones(3))[0], sigmoid)
+    np.testing.assert_allclose(srcad.jacobian(safe_log1pexp)(x), np.diag(sigmoid), atol=1e-15)
