@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import inspect
 import itertools
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +101,29 @@ def check(
 
 def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -> float:
     """:func:`check_second_order` for a function written in a test module (statements,
-    loops, in-place updates), differentiated over its float arguments."""
+    loops, in-place updates), differentiated over its float arguments.
+
+    The weighted sum is written into a copy of the function's own source (each ``return v``
+    becoming ``return np.sum(WEIGHTS * (v))``) rather than around a call of it, so that what
+    is differentiated twice is the function's statements themselves.
+    """
     wrt = tuple(k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
     rng = np.random.default_rng(len(args))
     weights = rng.uniform(0.5, 1.5, size=np.shape(probe(*args)))
-    params = ", ".join(PARAMS[: len(args)])
-    names = {"PROBE": probe, "WEIGHTS": weights}
-    f = make_function(f"np.sum(WEIGHTS * PROBE({params}))", params, names)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(probe)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return):
+            node.value = ast.parse(f"np.sum(WEIGHTS * ({ast.unparse(node.value)}))").body[0].value
+    name = f"opcheck_{next(_serial)}"
+    path = _DIR / f"{name}.py"
+    path.write_text(ast.unparse(tree) + "\n")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    vars(module).update({k: v for k, v in probe.__globals__.items() if not k.startswith("__")})
+    spec.loader.exec_module(module)
+    vars(module)["WEIGHTS"] = weights
+    f = getattr(module, probe.__name__)
     return check_second_order(f, probe, weights, args, wrt, **tol)
 
 

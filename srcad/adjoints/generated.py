@@ -41,12 +41,20 @@ from srcad.runtime.higher import (
     reduce_like,
     reshape_like,
     restack,
+    resum,
     spread_like,
     stacked_part,
     ungrouped,
     unreduce_like,
 )
-from srcad.runtime.inplace import zeroed
+from srcad.runtime.inplace import saved, zeroed
+from srcad.runtime.lists import (
+    add_gradients,
+    element_gradient,
+    pop_gradient,
+    scatter_element,
+    unsum,
+)
 from srcad.runtime.tangents import (
     broadcast_like,
     concatenated_piece,
@@ -518,3 +526,82 @@ def ungrouped_adjoint(y, g, x, axis=None):
 @tangent(ungrouped, static=("x",))
 def ungrouped_tangent(y, g, x, axis=None):
     d[y] = ungrouped(d[g], x, axis)
+
+
+# ---- saved values of in-place updates: a copy of a part, like reading it ----
+
+
+@adjoint(saved, static=("index",))
+def saved_adjoint(y, array, index):
+    darray = xp.zeros_like(array)
+    darray[index] = d[y]
+    d[array] = darray
+
+
+@tangent(saved, static=("index",))
+def saved_tangent(y, array, index):
+    d[y] = saved(d[array], index)
+
+
+# ---- list gradients (a list of the elements' gradients, None where there is none) ----
+
+
+@adjoint(element_gradient, static=("index", "like"))
+def element_gradient_adjoint(y, grads, index, like):
+    d[grads] = scatter_element(grads, index, d[y])
+
+
+@tangent(element_gradient, static=("index", "like"))
+def element_gradient_tangent(y, grads, index, like):
+    d[y] = element_gradient(d[grads], index, like)
+
+
+@adjoint(scatter_element, static=("items", "index"))
+def scatter_element_adjoint(y, items, index, g):
+    d[g] = element_gradient(d[y], index, g)
+
+
+@tangent(scatter_element, static=("items", "index"))
+def scatter_element_tangent(y, items, index, g):
+    d[y] = scatter_element(items, index, d[g])
+
+
+@adjoint(add_gradients)
+def add_gradients_adjoint(y, a, b):
+    d[a] = d[y]
+    d[b] = d[y]
+
+
+@tangent(add_gradients)
+def add_gradients_tangent(y, a, b):
+    d[y] = add_gradients(d[a], d[b])
+
+
+@adjoint(unsum, static=("items",))
+def unsum_adjoint(y, g, items):
+    d[g] = resum(d[y], g)
+
+
+@tangent(unsum, static=("items",))
+def unsum_tangent(y, g, items):
+    d[y] = unsum(d[g], items)
+
+
+@adjoint(resum, static=("g",))
+def resum_adjoint(y, gs, g):
+    d[gs] = unsum(d[y], gs)
+
+
+@tangent(resum, static=("g",))
+def resum_tangent(y, gs, g):
+    d[y] = resum(d[gs], g)
+
+
+# pop_gradient takes the last element off the list it is given; the tangent list is popped
+# alongside. It has no adjoint: reverse mode would need the position popped, which the
+# list's final length no longer tells.
+
+
+@tangent(pop_gradient, static=("like",))
+def pop_gradient_tangent(y, grads, like):
+    d[y] = pop_gradient(d[grads], like)
