@@ -1,5 +1,5 @@
 """Forward mode and second order of the ops a one-expression check cannot reach: in-place
-computed indices, ``float``; each jvp against central finite differences."""
+updates, lists, computed indices, ``float``; each against central finite differences."""
 
 import numpy as np
 import pytest
