@@ -23,6 +23,7 @@ from srcad.errors import (
     UnsupportedConstructError,
 )
 from srcad.export import export
+from srcad.kernels.function import elementwise
 from srcad.testing import check_grad
 
 __version__ = "0.1.0"
@@ -34,6 +35,7 @@ __all__ = [
     "checkpoint",
     "custom_jvp",
     "custom_vjp",
+    "elementwise",
     "nondifferentiable",
     "stop_gradient",
     "tangent",

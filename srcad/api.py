@@ -14,6 +14,7 @@ from srcad import pytree
 from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
+from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.transform.cache import cached
 from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
 from srcad.transform.codegen import compile_source
@@ -117,7 +118,7 @@ def _is_floating(value: Any, dtype: Any) -> bool:
 def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
     """Give ``grad`` the type, shape and dtype of its argument; never alias another value."""
     if not hasattr(arg, "shape"):
-        return float(grad)
+        return grad if is_lazy(grad) else float(grad)  # dask: a 0-d array, still lazy
     shape = tuple(arg.shape)
     if not hasattr(grad, "shape") or tuple(grad.shape) != shape:
         if getattr(grad, "size", 1) != 1:
@@ -125,10 +126,14 @@ def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
                 f"srcad internal error: gradient of shape {grad.shape} for an argument of "
                 f"shape {shape}; please report this with the function"
             )
-        grad = array_namespace(arg).full(shape, grad, dtype=arg.dtype)
+        if is_lazy(grad):
+            xp = array_namespace(grad)
+            grad = xp.broadcast_to(xp.astype(grad, arg.dtype), shape)
+        else:
+            grad = array_namespace(arg).full(shape, grad, dtype=arg.dtype)
     if grad.dtype != arg.dtype:
         grad = array_namespace(grad).astype(grad, arg.dtype)
-    if isinstance(arg, np.generic):
+    if isinstance(arg, np.generic) and not is_lazy(grad):
         return arg.dtype.type(grad)
     if isinstance(grad, np.ndarray) and not grad.flags.writeable:
         grad = grad.copy()
@@ -149,7 +154,8 @@ class _Derivative:
             wrt = tuple(k + 1 for k in indices)
             wrt = wrt[0] if single else wrt
             func = func.__func__
-        if not isinstance(func, (_Derivative, CustomVJP, CustomJVP, Checkpointed)):
+        wrapped = (_Derivative, CustomVJP, CustomJVP, Checkpointed)
+        if not isinstance(func, wrapped) and not hasattr(func, "srcad_handle"):
             _check_function(func)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
@@ -219,6 +225,9 @@ class _Derivative:
         return list(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
+            with watch(getattr(self._func, "__name__", "f"), args, kwargs):
+                return self(*args, **kwargs)
         args = (*self._prefix, *args)
         if not kwargs and not self._has_aux:
             result = self._call_plain(args)
@@ -289,7 +298,7 @@ def _plain(f: Callable) -> Callable:
     is used as it is inside any other function)."""
     if isinstance(f, _Derivative):
         return f.srcad_function()
-    if isinstance(f, (CustomVJP, CustomJVP, Checkpointed)):
+    if isinstance(f, (CustomVJP, CustomJVP, Checkpointed)) or hasattr(f, "srcad_handle"):
         return _caller(f)
     return f
 

@@ -169,6 +169,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
         return obj.fun, (), {}
     if isinstance(obj, Checkpointed):
         return user_callee(obj.fun)
+    if callable(getattr(obj, "srcad_handle", None)):
+        return obj.fun, (), {}  # it supplies its own handles (srcad.elementwise)
     if callable(getattr(obj, "srcad_function", None)):
         # a derivative made by srcad, called from code being differentiated
         return obj.srcad_function(), (), {}

@@ -76,6 +76,11 @@ def rewrite_user_calls(
         func = user_callee(op.callee)[0]
         wrt, arguments, structures = differentiated_arguments(op, source, activity, where)
         key = (id(op.callee), tuple(wrt), structures)
+        make = getattr(op.callee, "srcad_handle", None)
+        if key not in handles and make is not None:
+            handles[key] = namer.bind_global(
+                make("vjp", tuple(wrt)), f"{identifier(func.__name__)}_mixed"
+            )
         if key not in handles and isinstance(op.callee, CustomVJP):
             handles[key] = namer.bind_global(
                 CustomCall(op.callee, tuple(wrt)), f"{identifier(func.__name__)}_vjp"

@@ -335,6 +335,12 @@ class _Forward:
                 op, self.source, self.activity, where
             )
             key = (id(op.callee), tuple(wrt), structures)
+            make = getattr(op.callee, "srcad_handle", None)
+            if key not in self.handles and make is not None:
+                label = identifier(op.callee.__name__)
+                self.handles[key] = self.namer.bind_global(
+                    make("jvp", tuple(wrt)), f"{label}_mixed"
+                )
             if key not in self.handles and isinstance(op.callee, CustomJVP):
                 handle = CustomJVPCall(op.callee, tuple(wrt))
                 label = op.callee.__name__

@@ -1,0 +1,1 @@
+"""Mixed mode: scalar functions with branches, broadcast over arrays (``srcad.elementwise``)."""

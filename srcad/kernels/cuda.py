@@ -1,0 +1,239 @@
+"""CUDA C for ``cupy.ElementwiseKernel`` from a scalar function's forward-mode code: one
+kernel launch computes the value and every partial derivative of each element, running
+only the branch each element takes."""
+
+from __future__ import annotations
+
+import ast
+
+from srcad.errors import UnsupportedConstructError
+
+_FUNCTIONS = {
+    "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2",
+    "log10": "log10", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin", "cos": "cos",
+    "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "asin": "asin",
+    "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fabs": "fabs",
+    "abs": "fabs", "absolute": "fabs", "maximum": "fmax", "minimum": "fmin", "fmax": "fmax",
+    "fmin": "fmin", "power": "pow", "pow": "pow", "arctan2": "atan2", "atan2": "atan2",
+    "hypot": "hypot", "floor": "floor", "ceil": "ceil", "square": "SQUARE",
+}  # fmt: skip
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+class _Emit:
+    def __init__(self, tangents: set[str], count: int, filename: str) -> None:
+        self.tangents = tangents
+        self.count = count
+        self.filename = filename
+        self.component: int | None = None
+
+    def error(self, what: str) -> UnsupportedConstructError:
+        return UnsupportedConstructError(
+            f"an elementwise kernel cannot contain {what}", filename=self.filename
+        )
+
+    def name(self, node: ast.Name) -> str:
+        if node.id in self.tangents:
+            if self.component is None:
+                raise self.error("a tangent outside a tangent statement")
+            return f"{node.id}__{self.component}"
+        return node.id
+
+    def expr(self, node: ast.expr) -> str:
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool):
+                return "true" if node.value else "false"
+            if node.value is None:  # a result's placeholder before a branch sets it
+                return "0.0"
+            if isinstance(node.value, (int, float)):
+                return repr(float(node.value))
+            raise self.error(f"the constant {node.value!r}")
+        if isinstance(node, ast.BinOp):
+            left, right = self.expr(node.left), self.expr(node.right)
+            if isinstance(node.op, ast.Pow):
+                return f"pow({left}, {right})"
+            if isinstance(node.op, ast.Mod):
+                return f"fmod({left}, {right})"
+            op = _OPERATORS.get(type(node.op))
+            if op is None:
+                raise self.error(f"the operator {type(node.op).__name__}")
+            return f"({left} {op} {right})"
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                return f"(-{self.expr(node.operand)})"
+            if isinstance(node.op, ast.UAdd):
+                return self.expr(node.operand)
+            if isinstance(node.op, ast.Not):
+                return f"(!{self.expr(node.operand)})"
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op = _COMPARE[type(node.ops[0])]
+            return f"({self.expr(node.left)} {op} {self.expr(node.comparators[0])})"
+        if isinstance(node, ast.BoolOp):
+            op = " && " if isinstance(node.op, ast.And) else " || "
+            return "(" + op.join(self.expr(v) for v in node.values) + ")"
+        if isinstance(node, ast.IfExp):
+            test, a, b = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+            return f"({test} ? {a} : {b})"
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise self.error(type(node).__name__)
+
+    def call(self, node: ast.Call) -> str:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        args = [self.expr(a) for a in node.args]
+        if name == "zero_tangent":
+            return "0.0"
+        if name == "broadcast_like":
+            return args[0]
+        if name == "float":
+            return f"((double){args[0]})"
+        if name == "where":
+            return f"({args[0]} ? {args[1]} : {args[2]})"
+        if name == "sign":
+            return f"(({args[0]} > 0) - ({args[0]} < 0))"
+        if name == "logaddexp":
+            a, b = args
+            return f"(fmax({a}, {b}) + log1p(exp(-fabs({a} - {b}))))"
+        c = _FUNCTIONS.get(name)
+        if c == "SQUARE":
+            return f"({args[0]} * {args[0]})"
+        if c is None:
+            raise self.error(f"a call to {name}()")
+        return f"{c}({', '.join(args)})"
+
+    def block(self, stmts: list[ast.stmt], indent: str) -> list[str]:
+        lines: list[str] = []
+        for stmt in stmts:
+            if isinstance(stmt, ast.Assign):
+                target = stmt.targets[0]
+                if not isinstance(target, ast.Name):
+                    raise self.error("unpacking")
+                if target.id in self.tangents:
+                    for k in range(self.count):
+                        self.component = k
+                        lines.append(f"{indent}{target.id}__{k} = {self.expr(stmt.value)};")
+                    self.component = None
+                else:
+                    lines.append(f"{indent}{target.id} = {self.expr(stmt.value)};")
+            elif isinstance(stmt, ast.If):
+                lines.append(f"{indent}if ({self.expr(stmt.test)}) {{")
+                lines.extend(self.block(stmt.body, indent + "    "))
+                if stmt.orelse:
+                    lines.append(f"{indent}}} else {{")
+                    lines.extend(self.block(stmt.orelse, indent + "    "))
+                lines.append(f"{indent}}}")
+            elif isinstance(stmt, ast.For) and _is_range(stmt.iter):
+                bounds = [self.expr(a) for a in stmt.iter.args]
+                start, stop = ("0", bounds[0]) if len(bounds) == 1 else bounds[:2]
+                step = bounds[2] if len(bounds) == 3 else "1"
+                var = stmt.target.id
+                lines.append(
+                    f"{indent}for (int {var} = (int){start}; {var} < (int){stop}; "
+                    f"{var} += (int){step}) {{"
+                )
+                lines.extend(self.block(stmt.body, indent + "    "))
+                lines.append(f"{indent}}}")
+            elif isinstance(stmt, ast.Pass):
+                continue
+            else:
+                raise self.error(type(stmt).__name__)
+        return lines
+
+
+def _is_range(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", "") == "range"
+
+
+def _tangent_names(body: list[ast.stmt], seeds: list[str]) -> set[str]:
+    """Names holding tangents: the seeds and whatever is computed from them."""
+    tangents = set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                target = node.targets[0].id
+                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                zero = isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in (
+                    "zero_tangent",
+                )
+                if target not in tangents and (reads & tangents or zero):
+                    tangents.add(target)
+                    changed = True
+    return tangents
+
+
+def kernel_parts(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> dict[str, str]:
+    """``in_params``, ``out_params``, ``operation`` and ``name`` of the kernel, and
+    ``device``: the same code as a standalone CUDA function (to compile with nvcc)."""
+    params = [a.arg for a in jvp.args.args]
+    primals, seeds = params[: len(params) - count], params[len(params) - count :]
+    body = [
+        s
+        for s in jvp.body
+        if not (
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and getattr(s.value.func, "id", "") in ("array_namespace", "math_namespace")
+        )
+    ]
+    ret = body.pop()
+    value, tangent = ret.value.elts
+    tangents = _tangent_names(body, seeds)
+    emit = _Emit(tangents, count, filename)
+    lines: list[str] = []
+    locals_: list[str] = []
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if node.id not in locals_ and node.id not in primals:
+                locals_.append(node.id)
+    loops = {
+        s.target.id
+        for s in ast.walk(ast.Module(body=body, type_ignores=[]))
+        if isinstance(s, ast.For)
+    }
+    for local in locals_:
+        if local in loops:
+            continue
+        if local in tangents:
+            lines.append("T " + ", ".join(f"{local}__{k} = 0" for k in range(count)) + ";")
+        else:
+            lines.append(f"T {local} = 0;")
+    for k, seed in enumerate(seeds):
+        lines.append(
+            "const T "
+            + ", ".join(f"{seed}__{j} = {1 if j == k else 0}" for j in range(count))
+            + ";"
+        )
+    lines.extend(emit.block(body, ""))
+    lines.append(f"out = {emit.expr(value)};")
+    for k in range(count):
+        emit.component = k
+        lines.append(f"partial_{k} = {emit.expr(tangent)};")
+    emit.component = None
+    operation = "\n".join(lines)
+    in_params = ", ".join(f"T {p}" for p in primals)
+    out_params = ", ".join(["T out", *(f"T partial_{k}" for k in range(count))])
+    device = (
+        "template <typename T>\n"
+        f"__device__ void {name}({', '.join(f'const T {p}' for p in primals)}, T& out"
+        + "".join(f", T& partial_{k}" for k in range(count))
+        + ") {\n"
+        + "\n".join("    " + line for line in lines)
+        + "\n}\n"
+        + f"template __device__ void {name}<double>("
+        + ", ".join(["const double"] * len(primals) + ["double&"] * (count + 1))
+        + ");\n"
+    )
+    return {
+        "in_params": in_params,
+        "out_params": out_params,
+        "operation": operation,
+        "name": name,
+        "device": device,
+    }

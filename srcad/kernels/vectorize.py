@@ -1,0 +1,235 @@
+"""The vectorized NumPy form of a scalar function's forward-mode code: every element runs
+the same straight-line code, and a branch on data runs only on the elements that take it
+(the positions taking each side are found with ``nonzero``, the values those elements need
+are gathered, and the results are merged back), computing the value and every partial
+derivative in one pass."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+from srcad.errors import UnsupportedConstructError
+
+#: helpers of srcad/runtime/masks.py (and tangents.py) the vectorized code calls
+HELPERS = ("flat_broadcast", "seeds", "split", "take", "merge", "finish")
+
+
+class _Names:
+    """Fresh names that no name of the function uses."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self.counter = itertools.count(1)
+
+    def fresh(self, base: str) -> str:
+        while True:
+            name = f"{base}_{next(self.counter)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+def _stored(stmts: list[ast.stmt]) -> list[str]:
+    names: list[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                if node.id not in names:
+                    names.append(node.id)
+    return names
+
+
+def _loaded(stmts: list[ast.stmt]) -> list[str]:
+    names: list[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if node.id not in names:
+                    names.append(node.id)
+    return names
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.names:
+            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
+        return node
+
+
+def _assign(target: str | ast.expr, value: ast.expr) -> ast.Assign:
+    node = ast.Name(target, ast.Store()) if isinstance(target, str) else target
+    return ast.Assign(targets=[node], value=value)
+
+
+def _call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(func, ast.Load()), args=list(args), keywords=[])
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+class _Vectorize:
+    def __init__(self, names: _Names, filename: str) -> None:
+        self.names = names
+        self.filename = filename
+
+    def block(
+        self, stmts: list[ast.stmt], size: str, defined: set[str], live: set[str]
+    ) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for k, stmt in enumerate(stmts):
+            after = live | set(_loaded(stmts[k + 1 :]))
+            if isinstance(stmt, ast.If):
+                out.extend(self.branch(stmt, size, defined, after))
+            elif isinstance(stmt, ast.For):
+                # a loop's body may read what a later turn of it assigned
+                stmt.body = self.block(stmt.body, size, defined, after | set(_loaded([stmt])))
+                defined.update(_stored([stmt]))
+                out.append(stmt)
+            elif isinstance(stmt, ast.While):
+                raise UnsupportedConstructError(
+                    "an elementwise function cannot loop on data (while): each element "
+                    "would need its own trip count",
+                    filename=self.filename,
+                )
+            else:
+                out.append(stmt)
+                defined.update(_stored([stmt]))
+        return out
+
+    def branch(self, stmt: ast.If, size: str, defined: set[str], live: set[str]) -> list[ast.stmt]:
+        yes, no = self.names.fresh("taken"), self.names.fresh("others")
+        test = stmt.test
+        out: list[ast.stmt] = [
+            _assign(
+                ast.Tuple([ast.Name(yes, ast.Store()), ast.Name(no, ast.Store())], ast.Store()),
+                _call("split", test, _load(size)),
+            )
+        ]
+        arms = [(yes, stmt.body), (no, stmt.orelse)]
+        results: list[tuple[str, dict[str, str]]] = []
+        for positions, body in arms:
+            if not body or all(isinstance(s, ast.Pass) for s in body):
+                results.append((positions, {}))
+                continue
+            count = self.names.fresh("count")
+            out.append(
+                _assign(
+                    count,
+                    ast.Subscript(
+                        value=ast.Attribute(_load(positions), "shape", ast.Load()),
+                        slice=ast.Constant(0),
+                        ctx=ast.Load(),
+                    ),
+                )
+            )
+            assigned = _stored(body)
+            loaded = [n for n in _loaded(body) if n in defined]
+            local = {n: self.names.fresh(n) for n in assigned}
+            for name in loaded:
+                if name not in local:
+                    local[name] = self.names.fresh(name)
+                out.append(_assign(local[name], _call("take", _load(name), _load(positions))))
+            renamed = [_Rename(local).visit(s) for s in body]
+            inner_defined = {local.get(n, n) for n in defined} | set(local.values())
+            inner_live = {local.get(n, n) for n in live}
+            out.extend(self.block(renamed, count, inner_defined, inner_live))
+            results.append((positions, {n: local[n] for n in assigned}))
+        merged: list[str] = []
+        for _, assigned in results:
+            merged.extend(n for n in assigned if n not in merged)
+        for name in merged:
+            if name not in live:
+                continue
+            parts: list[ast.expr] = []
+            for positions, assigned in results:
+                if name in assigned:
+                    parts += [_load(positions), _load(assigned[name])]
+                elif name in defined:
+                    parts += [_load(positions), _call("take", _load(name), _load(positions))]
+            out.append(_assign(name, _call("merge", _load(size), *parts)))
+            defined.add(name)
+        return out
+
+
+def vectorize(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> ast.FunctionDef:
+    """The vectorized function of forward-mode code ``jvp`` whose last ``count``
+    parameters are tangents: it takes the primal arguments (arrays, broadcast together)
+    and returns ``(value, partials)``, the partials stacked on a leading axis."""
+    params = [a.arg for a in jvp.args.args]
+    primals, tangents = params[: len(params) - count], params[len(params) - count :]
+    names = _Names({n.id for n in ast.walk(jvp) if isinstance(n, ast.Name)} | set(params))
+    shape, size = names.fresh("shape"), names.fresh("size")
+    flat = ast.Tuple([ast.Name(p, ast.Store()) for p in primals], ast.Store())
+    prologue: list[ast.stmt] = [
+        _assign(
+            ast.Tuple([ast.Name(shape, ast.Store()), flat], ast.Store()),
+            _call("flat_broadcast", *map(_load, primals)),
+        ),
+        _assign(
+            size,
+            ast.Subscript(
+                value=ast.Attribute(_load(primals[0]), "shape", ast.Load()),
+                slice=ast.Constant(0),
+                ctx=ast.Load(),
+            ),
+        ),
+    ]
+    if tangents:
+        seeds = ast.Tuple([ast.Name(t, ast.Store()) for t in tangents], ast.Store())
+        prologue.append(_assign(seeds if count > 1 else seeds.elts[0], _seeds(count)))
+    body = list(jvp.body)
+    ret = body.pop()
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)):
+        raise UnsupportedConstructError(
+            "an elementwise function must return one value", filename=filename
+        )
+    value, tangent = ret.value.elts
+    for stmt in body:
+        # math.f on one element becomes the arrays' f on all of them
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            if getattr(stmt.value.func, "id", None) == "math_namespace":
+                stmt.value.func = ast.Name("array_namespace", ast.Load())
+    defined = set(primals) | set(tangents)
+    returned = set(_loaded([ast.Expr(value)])) | set(_loaded([ast.Expr(tangent)]))
+    new_body = _Vectorize(names, filename).block(body, size, defined, returned)
+    result = ast.Tuple(
+        [
+            _call("finish", value, _load(shape)),
+            ast.Call(
+                func=ast.Name("finish", ast.Load()),
+                args=[tangent, _load(shape), ast.Tuple([ast.Constant(count)], ast.Load())],
+                keywords=[],
+            ),
+        ],
+        ast.Load(),
+    )
+    fdef = ast.FunctionDef(
+        name=name,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(p) for p in primals],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=[*prologue, *new_body, ast.Return(result)],
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    return ast.fix_missing_locations(fdef)
+
+
+def _seeds(count: int) -> ast.expr:
+    call = _call("seeds", ast.Constant(count))
+    if count == 1:
+        return ast.Subscript(value=call, slice=ast.Constant(0), ctx=ast.Load())
+    return call

@@ -1,0 +1,75 @@
+"""Helpers the vectorized form of an elementwise function calls: compaction by masks.
+
+Arrays carry the elements on their last axis (partials have one leading axis per
+differentiated input); a value whose last axis has length 1, or a number, is the same for
+every element and is never gathered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srcad.runtime.backend import array_namespace
+
+
+def flat_broadcast(*args: Any) -> tuple[tuple[int, ...], list[Any]]:
+    """The broadcast shape of ``args`` and each of them as a flat array of that size
+    (a list of one-element arrays, for numbers alone)."""
+    arrays = [a for a in args if hasattr(a, "shape")]
+    xp = array_namespace(*arrays) if arrays else array_namespace(0.0)
+    shape = tuple(xp.broadcast_shapes(*[tuple(a.shape) for a in arrays])) if arrays else ()
+    flat = [xp.reshape(xp.broadcast_to(xp.asarray(a), shape), (-1,)) for a in args]
+    return shape, flat
+
+
+def seeds(count: int, dtype: Any = float) -> list[Any]:
+    """Unit tangents, one per differentiated input, on a leading axis: shape (count, 1)."""
+    import numpy
+
+    eye = numpy.eye(count, dtype=dtype)
+    return [eye[:, k : k + 1] for k in range(count)]
+
+
+def split(mask: Any, size: int) -> tuple[Any, Any]:
+    """Positions (among ``size`` elements) where ``mask`` holds and where it does not."""
+    xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)
+    mask = xp.broadcast_to(xp.asarray(mask, dtype=bool), (size,))
+    return xp.nonzero(mask)[0], xp.nonzero(~mask)[0]
+
+
+def take(value: Any, where: Any) -> Any:
+    """``value`` at the positions ``where`` (on its last axis), unless it is uniform."""
+    shape = getattr(value, "shape", None)
+    if not isinstance(shape, tuple) or not shape or shape[-1] == 1:
+        return value  # a number, a namespace, or the same for every element
+    return value[..., where]
+
+
+def merge(size: int, *parts: Any) -> Any:
+    """One array of ``size`` elements from ``(positions, values)`` pairs that cover it."""
+    pairs = [(parts[k], parts[k + 1]) for k in range(0, len(parts), 2)]
+    arrays = [v for _, v in pairs if hasattr(v, "shape")]
+    xp = array_namespace(*arrays) if arrays else array_namespace(0.0)
+    lead = max((tuple(v.shape[:-1]) for v in arrays if v.ndim), key=len, default=())
+    dtype = xp.result_type(*[v.dtype for v in arrays]) if arrays else float
+    if any(getattr(v, "dtype", None) is not None and v.dtype == bool for v in arrays):
+        dtype = bool if all(v.dtype == bool for v in arrays) else dtype
+    out = xp.empty(lead + (size,), dtype=dtype)
+    for where, values in pairs:
+        out[..., where] = values
+    return out
+
+
+def finish(value: Any, shape: tuple[int, ...], lead: tuple[int, ...] = ()) -> Any:
+    """A flat result (or partials, with ``lead`` axes) in the broadcast ``shape``."""
+    xp = array_namespace(value) if hasattr(value, "shape") else array_namespace(0.0)
+    size = 1
+    for n in shape:
+        size *= n
+    value = xp.broadcast_to(xp.asarray(value, dtype=float), lead + (size,))
+    return xp.reshape(value, lead + shape)
+
+
+def same_tangent(t: Any, y: Any) -> Any:
+    """``broadcast_like`` in vectorized code: partials broadcast on their own there."""
+    return t

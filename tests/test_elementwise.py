@@ -1,0 +1,171 @@
+"""srcad.elementwise (mixed mode): a scalar function with branches broadcast over arrays;
+value and partials in one vectorized pass, each branch only on the elements taking it."""
+
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.kernels.cuda import kernel_parts
+
+RNG = np.random.default_rng(2)
+
+
+@srcad.elementwise
+def cell(c, f, i, g, z, zb):
+    if z == 1:
+        return i * g  # flush
+    elif zb == 0:
+        return c  # copy
+    else:
+        return f * c + i * g  # update
+
+
+def where_cell(c, f, i, g, z, zb):
+    return np.where(z == 1, i * g, np.where(zb == 0, c, f * c + i * g))
+
+
+@srcad.elementwise
+def smooth_step(x, a):
+    if x > 0.0:
+        y = x * a + math.sin(x)
+    else:
+        y = math.exp(x) - 1.0
+    if y > 0.5:
+        y = y * y
+    return y * 3.0
+
+
+def data(n, z_rate=0.3, zb_rate=0.5):
+    c, f, i, g = (RNG.normal(size=n) for _ in range(4))
+    z = (RNG.random(n) < z_rate).astype(float)
+    zb = (RNG.random(n) < zb_rate).astype(float)
+    return c, f, i, g, z, zb
+
+
+def test_values_match_the_where_formulation():
+    args = data(1000)
+    np.testing.assert_array_equal(cell(*args), where_cell(*args))
+
+
+@pytest.mark.parametrize(
+    "z_rate, zb_rate", [(1.0, 0.5), (0.0, 0.0), (0.0, 1.0), (0.3, 0.5)], ids=str
+)
+def test_gradient_per_branch_and_mixed_in_both_modes(z_rate, zb_rate):
+    c, f, i, g, z, zb = data(40, z_rate, zb_rate)
+
+    def loss(c, f, i, g):
+        return np.sum(np.tanh(cell(c, f, i, g, z, zb)) ** 2)
+
+    def reference(c, f, i, g):
+        return np.sum(np.tanh(where_cell(c, f, i, g, z, zb)) ** 2)
+
+    args = (c, f, i, g)
+    assert srcad.check_grad(loss, *args, wrt=(0, 1, 2, 3), modes=("fwd", "rev")) < 1e-6
+    for a, b in zip(
+        srcad.grad(loss, wrt=(0, 1, 2, 3))(*args), srcad.grad(reference, wrt=(0, 1, 2, 3))(*args)
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_broadcasting_and_math_functions_in_branches():
+    x = RNG.normal(size=(5, 1)) * 2
+    a = RNG.normal(size=(1, 4))
+
+    def loss(x, a):
+        return np.sum(smooth_step(x, a) * np.arange(4.0))
+
+    assert smooth_step(x, a).shape == (5, 4)
+    assert srcad.check_grad(loss, x, a, wrt=(0, 1), modes=("fwd", "rev")) < 1e-6
+    assert isinstance(smooth_step(0.3, 2.0), np.ndarray)  # numbers broadcast too
+    value, partials = smooth_step.value_and_partials(x, a)
+    assert value.shape == (5, 4) and len(partials) == 2 and partials[0].shape == (5, 4)
+
+
+@srcad.elementwise
+def guarded_log(x):
+    if x > 0.0:
+        return math.log(x)
+    else:
+        return x
+
+
+def test_each_branch_runs_only_on_the_elements_that_take_it():
+    x = np.array([-1.0, 2.0, -3.0, 0.5])
+    with np.errstate(all="raise"):  # log of a negative number would raise
+        value, (slope,) = guarded_log.value_and_partials(x)
+    np.testing.assert_allclose(value, [-1.0, math.log(2.0), -3.0, math.log(0.5)])
+    np.testing.assert_allclose(slope, [1.0, 0.5, 1.0, 2.0])
+
+
+def test_source_shows_the_vectorized_code_and_the_kernel():
+    text = srcad.source(cell)
+    assert text.startswith("def cell_vectorized(c, f, i, g, z, zb):")
+    assert "split(" in text and "merge(" in text and "take(" in text
+    assert "cupy.ElementwiseKernel 'cell_kernel'" in text and "_result = c;" in text
+
+
+def sums(x):
+    return np.sum(x)
+
+
+def test_what_a_scalar_kernel_cannot_contain_is_a_clear_error():
+    def reduces(x):
+        return np.sum(x) * 2.0
+
+    def loops(x):
+        while x > 1.0:
+            x = x / 2.0
+        return x
+
+    def indexes(x):
+        return x[0]
+
+    with pytest.raises(srcad.TransformError, match="np.sum is not an elementwise"):
+        srcad.elementwise(reduces)
+    with pytest.raises(srcad.TransformError, match="while"):
+        srcad.elementwise(loops)
+    with pytest.raises(srcad.TransformError, match="not an elementwise operation"):
+        srcad.elementwise(indexes)
+
+
+def test_cuda_kernel_source():
+    parts = cell.compiled((0, 1, 2, 3)).kernel
+    assert parts["in_params"] == "T c, T f, T i, T g, T z, T zb"
+    assert parts["out_params"] == "T out, T partial_0, T partial_1, T partial_2, T partial_3"
+    operation = parts["operation"]
+    assert "if (_t1) {" in operation and "} else {" in operation
+    assert "out = _result;" in operation and "partial_3 = d_result__3;" in operation
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed: the kernel source was checked, not compiled")
+    source = parts["device"]
+    done = subprocess.run(
+        ["nvcc", "-x", "cu", "-c", "-o", "/dev/null", "-"],
+        input=source,
+        text=True,
+        capture_output=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_cupy_kernel_matches_numpy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        pytest.skip("no GPU")
+    args = data(1000)
+    value, partials = cell.compiled((0, 1, 2, 3))(*map(cupy.asarray, args))
+    ref_value, ref_partials = cell.compiled((0, 1, 2, 3))(*args)
+    np.testing.assert_allclose(cupy.asnumpy(value), ref_value)
+    np.testing.assert_allclose(cupy.asnumpy(partials), ref_partials)
+
+
+def test_kernel_parts_of_math_and_nested_branches():
+    parts = smooth_step.compiled((0, 1)).kernel
+    assert "exp(x)" in parts["operation"] and "sin(x)" in parts["operation"]
+    assert parts["operation"].count("if (") == 2
+    assert kernel_parts  # imported for the device-function form used above
