@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import srcad
+from srcad.testing import numerical_grad
 
 _DIR = Path(tempfile.mkdtemp(prefix="srcad-opcheck-"))
 _serial = itertools.count()
@@ -95,7 +96,8 @@ def check(
             check_jvp(probe, args, (k,), **tol)
     worst = srcad.check_grad(f, *args, wrt=wrt, **tol)
     if order == 2:
-        worst = max(worst, check_second_order(f, probe, weights, args, wrt, **tol))
+        square = make_function(f"np.sum(WEIGHTS * ({expr}) ** 2)", params, {"WEIGHTS": weights})
+        worst = max(worst, check_second_order(square, probe, weights, args, wrt, **tol))
     return worst
 
 
@@ -103,9 +105,9 @@ def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -
     """:func:`check_second_order` for a function written in a test module (statements,
     loops, in-place updates), differentiated over its float arguments.
 
-    The weighted sum is written into a copy of the function's own source (each ``return v``
-    becoming ``return np.sum(WEIGHTS * (v))``) rather than around a call of it, so that what
-    is differentiated twice is the function's statements themselves.
+    The weighted sum of squares is written into a copy of the function's own source (each
+    ``return v`` becoming ``return np.sum(WEIGHTS * (v) ** 2)``) rather than around a call of
+    it, so that what is differentiated twice is the function's statements themselves.
     """
     wrt = tuple(k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
     rng = np.random.default_rng(len(args))
@@ -113,7 +115,8 @@ def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -
     tree = ast.parse(textwrap.dedent(inspect.getsource(probe)))
     for node in ast.walk(tree):
         if isinstance(node, ast.Return):
-            node.value = ast.parse(f"np.sum(WEIGHTS * ({ast.unparse(node.value)}))").body[0].value
+            value = f"np.sum(WEIGHTS * ({ast.unparse(node.value)}) ** 2)"
+            node.value = ast.parse(value).body[0].value
     name = f"opcheck_{next(_serial)}"
     path = _DIR / f"{name}.py"
     path.write_text(ast.unparse(tree) + "\n")
@@ -128,7 +131,7 @@ def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -
 
 
 def check_second_order(
-    f: Any,
+    square: Any,
     probe: Any,
     weights: Any,
     args: tuple[Any, ...],
@@ -137,14 +140,24 @@ def check_second_order(
     rtol: float = 1e-5,
     atol: float = 1e-6,
 ) -> float:
-    """Differentiate the derivatives of ``f = sum(weights * probe)`` again, once in each
-    combination of modes, all along one random direction ``u``, and compare each with the
-    central difference of the (checked) gradient along ``u``, which is ``H u``:
+    """Differentiate the derivatives of ``probe`` again, once in each combination of modes,
+    against central differences of first derivatives, along one random direction ``u``.
 
-    - forward over reverse: ``jvp(grad(f))`` along ``u``;
-    - reverse over reverse: ``vjp(grad(f))`` pulling ``u`` back (``H`` is symmetric);
-    - reverse over forward: ``grad`` of ``x -> jvp(f)(x; u)``, that is of ``<grad f, u>``;
-    - forward over forward: ``jvp`` of that along ``u``: ``<u, H u>``.
+    Reverse mode differentiates ``square = sum(weights * probe ** 2)``, not the weighted sum
+    itself: the gradient flowing into each op's rule then varies with the inputs, so the
+    rules of the helpers it calls are exercised even where the op is linear (the gradient of
+    ``sum(weights * concatenate(...))`` is a constant):
+
+    - forward over reverse: ``jvp(grad(square))`` along ``u``, against the difference of the
+      gradient along ``u`` (``H u``);
+    - reverse over reverse: ``vjp(grad(square))`` pulling ``u`` back (``H`` is symmetric).
+
+    Forward mode differentiates ``D(x) = sum(weights * probe(x) * jvp(probe)(x; u * x))``:
+    the tangent reaches the result through a product, and its direction depends on ``x``,
+    so both the adjoints and the tangents of the forward code's helpers see varying values:
+
+    - reverse over forward: ``grad(D)``, element by element against differences of ``D``;
+    - forward over forward: ``jvp(D)`` along ``u``, against the same differences.
 
     Tolerances are 10 times the first order's: differences of differences are less exact.
     Returns the largest error seen.
@@ -155,45 +168,49 @@ def check_second_order(
     )
     rng = np.random.default_rng(len(args) + 31 * len(wrt))
     u = tuple(_direction(a, rng) if k in wrt else None for k, a in enumerate(args))
-    gradient = srcad.grad(f, wrt=wrt)
+    tol = {"rtol": 10 * rtol, "atol": 10 * atol}
+    gradient = srcad.grad(square, wrt=wrt)
     up = gradient(*(_step(a, t, eps) for a, t in zip(args, u)))
     down = gradient(*(_step(a, t, -eps) for a, t in zip(args, u)))
-    numeric = [(np.asarray(a) - np.asarray(b)) / (2 * eps) for a, b in zip(up, down)]
-    tol = {"rtol": 10 * rtol, "atol": 10 * atol}
+    hu = [(np.asarray(a) - np.asarray(b)) / (2 * eps) for a, b in zip(up, down)]
     _, by_fwd_rev = srcad.jvp(gradient, args, u)
     _, pullback = srcad.vjp(gradient, *args)
     by_rev_rev = [pullback(tuple(u[k] for k in wrt))[k] for k in wrt]
-    directional = _directional(probe, weights, args, u)
-    by_rev_fwd = srcad.grad(directional, wrt=wrt)(*args)
-    _, by_fwd_fwd = srcad.jvp(directional, args, u)
-    uhu = sum(float(np.sum(h * u[k])) for h, k in zip(numeric, wrt))
     worst = 0.0
     for label, values in [
         ("forward-over-reverse", by_fwd_rev),
         ("reverse-over-reverse", by_rev_rev),
-        ("reverse-over-forward", by_rev_fwd),
     ]:
-        for k, analytic, expected in zip(wrt, values, numeric):
+        for k, analytic, expected in zip(wrt, values, hu):
             what = f"{label} Hessian-vector product (argument {k})"
             worst = max(worst, _compare(what, analytic, expected, **tol))
-    what = "forward-over-forward second directional derivative"
-    return max(worst, _compare(what, by_fwd_fwd, uhu, **tol))
+    directional = _directional(probe, weights, args, u)
+    numeric = [numerical_grad(directional, args, k, eps) for k in wrt]
+    by_rev_fwd = srcad.grad(directional, wrt=wrt)(*args)
+    for k, analytic, expected in zip(wrt, by_rev_fwd, numeric):
+        what = f"reverse-over-forward gradient of the jvp (argument {k})"
+        worst = max(worst, _compare(what, analytic, expected, **tol))
+    _, by_fwd_fwd = srcad.jvp(directional, args, u)
+    expected = sum(float(np.sum(g * u[k])) for g, k in zip(numeric, wrt))
+    what = "forward-over-forward derivative of the jvp along u"
+    return max(worst, _compare(what, by_fwd_fwd, expected, **tol))
 
 
 def _directional(probe: Any, weights: Any, args: tuple[Any, ...], u: tuple[Any, ...]) -> Any:
-    """``x -> sum(weights * jvp(probe)(x; u))``, a function srcad can differentiate: its
-    derivatives differentiate forward-mode code again."""
+    """``x -> sum(weights * probe(x) * jvp(probe)(x; u * x))``, written so srcad can
+    differentiate it: its derivatives differentiate forward-mode code again."""
     names: dict[str, Any] = {"PROBE": probe, "WEIGHTS": weights, "srcad": srcad}
+    params = PARAMS[: len(args)]
     tangents = []
     for k, t in enumerate(u):
         if t is None:
             tangents.append("None")
         else:
             names[f"U{k}"] = t
-            tangents.append(f"U{k}")
-    params = ", ".join(PARAMS[: len(args)])
-    jvp = f"_, tangent = srcad.jvp(PROBE, ({params},), ({', '.join(tangents)},))"
-    return make_function("np.sum(WEIGHTS * tangent)", params, names, before=jvp)
+            tangents.append(f"U{k} * {params[k]}")
+    listed = ", ".join(params)
+    jvp = f"value, tangent = srcad.jvp(PROBE, ({listed},), ({', '.join(tangents)},))"
+    return make_function("np.sum(WEIGHTS * value * tangent)", listed, names, before=jvp)
 
 
 def _compare(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:

@@ -5,6 +5,8 @@ Most helpers are linear in their first argument (a gradient or tangent) and read
 other arguments only for shapes; those others get no derivative (``static=...``).
 """
 
+import numpy as np
+
 from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime import accumulate, inplace, tangents
 from srcad.runtime.accumulate import (
@@ -42,6 +44,7 @@ from srcad.runtime.higher import (
     reshape_like,
     restack,
     resum,
+    scattered_gradient,
     spread_like,
     stacked_part,
     ungrouped,
@@ -546,9 +549,12 @@ def saved_tangent(y, array, index):
 # ---- list gradients (a list of the elements' gradients, None where there is none) ----
 
 
+# (the gradient of a list that generated code reads elements of may be accumulated with +)
+
+
 @adjoint(element_gradient, static=("index", "like"))
 def element_gradient_adjoint(y, grads, index, like):
-    d[grads] = scatter_element(grads, index, d[y])
+    d[grads] = scattered_gradient(grads, index, d[y])
 
 
 @tangent(element_gradient, static=("index", "like"))
@@ -564,6 +570,29 @@ def scatter_element_adjoint(y, items, index, g):
 @tangent(scatter_element, static=("items", "index"))
 def scatter_element_tangent(y, items, index, g):
     d[y] = scatter_element(items, index, d[g])
+
+
+@adjoint(scattered_gradient, static=("items", "index"))
+def scattered_gradient_adjoint(y, items, index, g):
+    d[g] = element_gradient(d[y], index, g)
+
+
+@tangent(scattered_gradient, static=("items", "index"))
+def scattered_gradient_tangent(y, items, index, g):
+    d[y] = scattered_gradient(items, index, d[g])
+
+
+# np.astype appears in the gradient of x.astype(...)
+
+
+@adjoint(np.astype)
+def astype_function_adjoint(y, x, dtype):
+    d[x] = xp.astype(d[y], x.dtype)
+
+
+@tangent(np.astype)
+def astype_function_tangent(y, x, dtype):
+    d[y] = xp.astype(d[x], y.dtype)
 
 
 @adjoint(add_gradients)

@@ -8,6 +8,7 @@ from typing import Any
 
 from srcad.runtime.accumulate import grad_einsum, unbroadcast, unreduce
 from srcad.runtime.backend import array_namespace
+from srcad.runtime.lists import add_gradients, scatter_element
 from srcad.runtime.tangents import einsum_replacing
 
 
@@ -167,3 +168,19 @@ def resum(gs: Any, g: Any) -> Any:
         total = sum(spread_like(item, g) for item in gs if item is not None)
         return array_namespace(g).zeros_like(g) if isinstance(total, int) else total
     return reduce_like(gs, g, 0)
+
+
+class GradientList(list):
+    """A list gradient whose ``+`` adds element by element (``None`` is zero), as gradients
+    add: code that accumulates a list's gradient with ``+`` must not join the lists."""
+
+    def __add__(self, other: Any) -> GradientList:  # type: ignore[override]
+        return GradientList(add_gradients(self, other))
+
+    __radd__ = __add__
+
+
+def scattered_gradient(items: Any, index: int, g: Any) -> GradientList:
+    """The gradient of ``items`` when only ``items[index]`` was read, with gradient ``g``:
+    :func:`srcad.runtime.lists.scatter_element` as a :class:`GradientList`."""
+    return GradientList(scatter_element(items, index, g))

@@ -160,7 +160,7 @@ LIST_TO_HELPER = pytest.mark.xfail(
     strict=True,
     raises=UnsupportedConstructError,
     reason="transform: reverse mode over generated code refuses the list 'items' passed to "
-    "scatter_element (a static operand): 'receives the list'",
+    "a helper as a static operand (scatter_element, unconcatenate): 'receives the list'",
 )
 INLINED_LIST = pytest.mark.xfail(
     strict=True,
@@ -177,6 +177,7 @@ KNOWN = {
     "appended": POP_GRADIENT,
     "appended_onto_constant": POP_GRADIENT,
     "list_items": LIST_TO_HELPER,
+    "concatenated_list": LIST_TO_HELPER,
     "builtin_sum_of_list": INLINED_LIST,
 }
 
