@@ -19,7 +19,11 @@ _WRAPPED: dict[int, NumpyNames] = {}
 
 
 def array_namespace(*args: Any) -> Any:
-    """The namespace of the arrays among ``args``; TypeError if they come from several."""
+    """The namespace of the arrays among ``args``; TypeError if they come from several.
+
+    NumPy arrays may join the arrays of a library that takes them as operands (dask.array:
+    NumPy parameters with chunked data), whose namespace is then the answer.
+    """
     found = None
     for arg in args:
         if isinstance(arg, numpy.ndarray):
@@ -28,9 +32,11 @@ def array_namespace(*args: Any) -> Any:
             continue  # numbers, and objects that are not arrays
         else:
             namespace = _namespace_of(arg)
-        if found is None:
+        if found is None or found is numpy and getattr(namespace, "takes_numpy", False):
             found = namespace
-        elif namespace is not found:
+        elif namespace is not found and not (
+            namespace is numpy and getattr(found, "takes_numpy", False)
+        ):
             raise TypeError(
                 f"arrays from different libraries in one call ({_label(found)} and "
                 f"{_label(namespace)}); convert them to one library first"
@@ -59,6 +65,8 @@ def _namespace_of(arg: Any) -> Any:
     wrapped = _WRAPPED.get(id(inner))
     if wrapped is None:
         wrapped = _WRAPPED[id(inner)] = NumpyNames(inner)
+        # dask arrays take NumPy arrays as operands (NumPy parameters, dask data)
+        wrapped.takes_numpy = type(arg).__module__.partition(".")[0] == "dask"
     return wrapped
 
 
