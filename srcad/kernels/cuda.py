@@ -23,27 +23,17 @@ _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "=="
 
 
 class _Emit:
-    def __init__(self, tangents: set[str], count: int, filename: str) -> None:
-        self.tangents = tangents
-        self.count = count
+    def __init__(self, filename: str) -> None:
         self.filename = filename
-        self.component: int | None = None
 
     def error(self, what: str) -> UnsupportedConstructError:
         return UnsupportedConstructError(
             f"an elementwise kernel cannot contain {what}", filename=self.filename
         )
 
-    def name(self, node: ast.Name) -> str:
-        if node.id in self.tangents:
-            if self.component is None:
-                raise self.error("a tangent outside a tangent statement")
-            return f"{node.id}__{self.component}"
-        return node.id
-
     def expr(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name):
-            return self.name(node)
+            return node.id
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool):
                 return "true" if node.value else "false"
@@ -113,13 +103,7 @@ class _Emit:
                 target = stmt.targets[0]
                 if not isinstance(target, ast.Name):
                     raise self.error("unpacking")
-                if target.id in self.tangents:
-                    for k in range(self.count):
-                        self.component = k
-                        lines.append(f"{indent}{target.id}__{k} = {self.expr(stmt.value)};")
-                    self.component = None
-                else:
-                    lines.append(f"{indent}{target.id} = {self.expr(stmt.value)};")
+                lines.append(f"{indent}{target.id} = {self.expr(stmt.value)};")
             elif isinstance(stmt, ast.If):
                 lines.append(f"{indent}if ({self.expr(stmt.test)}) {{")
                 lines.extend(self.block(stmt.body, indent + "    "))
@@ -149,33 +133,14 @@ def _is_range(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and getattr(node.func, "id", "") == "range"
 
 
-def _tangent_names(body: list[ast.stmt], seeds: list[str]) -> set[str]:
-    """Names holding tangents: the seeds and whatever is computed from them."""
-    tangents = set(seeds)
-    changed = True
-    while changed:
-        changed = False
-        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                target = node.targets[0].id
-                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                zero = isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in (
-                    "zero_tangent",
-                )
-                if target not in tangents and (reads & tangents or zero):
-                    tangents.add(target)
-                    changed = True
-    return tangents
-
-
-def kernel_parts(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> dict[str, str]:
-    """``in_params``, ``out_params``, ``operation`` and ``name`` of the kernel, and
-    ``device``: the same code as a standalone CUDA function (to compile with nvcc)."""
-    params = [a.arg for a in jvp.args.args]
-    primals, seeds = params[: len(params) - count], params[len(params) - count :]
+def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[str, str]:
+    """``in_params``, ``out_params``, ``operation`` and ``name`` of the kernel for
+    ``expanded`` (see components.py), and ``device``: the same code as a standalone CUDA
+    function (to compile with nvcc)."""
+    primals = [a.arg for a in expanded.args.args]
     body = [
         s
-        for s in jvp.body
+        for s in expanded.body
         if not (
             isinstance(s, ast.Assign)
             and isinstance(s.value, ast.Call)
@@ -183,39 +148,21 @@ def kernel_parts(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> 
         )
     ]
     ret = body.pop()
-    value, tangent = ret.value.elts
-    tangents = _tangent_names(body, seeds)
-    emit = _Emit(tangents, count, filename)
-    lines: list[str] = []
+    value, partials = ret.value.elts
+    emit = _Emit(filename)
+    module = ast.Module(body=body, type_ignores=[])
+    loops = {s.target.id for s in ast.walk(module) if isinstance(s, ast.For)}
     locals_: list[str] = []
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in ast.walk(module):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            if node.id not in locals_ and node.id not in primals:
+            if node.id not in locals_ and node.id not in primals and node.id not in loops:
                 locals_.append(node.id)
-    loops = {
-        s.target.id
-        for s in ast.walk(ast.Module(body=body, type_ignores=[]))
-        if isinstance(s, ast.For)
-    }
-    for local in locals_:
-        if local in loops:
-            continue
-        if local in tangents:
-            lines.append("T " + ", ".join(f"{local}__{k} = 0" for k in range(count)) + ";")
-        else:
-            lines.append(f"T {local} = 0;")
-    for k, seed in enumerate(seeds):
-        lines.append(
-            "const T "
-            + ", ".join(f"{seed}__{j} = {1 if j == k else 0}" for j in range(count))
-            + ";"
-        )
+    lines = [f"T {local} = 0;" for local in locals_]
     lines.extend(emit.block(body, ""))
     lines.append(f"out = {emit.expr(value)};")
-    for k in range(count):
-        emit.component = k
-        lines.append(f"partial_{k} = {emit.expr(tangent)};")
-    emit.component = None
+    count = len(partials.elts)
+    for k, partial in enumerate(partials.elts):
+        lines.append(f"partial_{k} = {emit.expr(partial)};")
     operation = "\n".join(lines)
     in_params = ", ".join(f"T {p}" for p in primals)
     out_params = ", ".join(["T out", *(f"T partial_{k}" for k in range(count))])

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from srcad.kernels.cuda import kernel_parts
-from srcad.kernels.vectorize import vectorize
+from srcad.kernels.components import expand
+from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
 from srcad.runtime.accumulate import unbroadcast
 from srcad.runtime.backend import array_namespace
@@ -154,21 +155,18 @@ def _compile(fun: Callable, wrt: tuple[int, ...]) -> Compiled:
     from srcad.transform.cache import cached
 
     gen = cached(fun, wrt, False, "jvp")
-    jvp = ast.parse(gen.source).body[0]
+    expanded = expand(ast.parse(gen.source).body[0], len(wrt))
     name = f"{fun.__name__}_vectorized"
-    vectorized = vectorize(jvp, len(wrt), name, fun.__code__.co_filename)
+    vectorized = vectorize(expanded, name, fun.__code__.co_filename)
     text = ast.unparse(vectorized) + "\n"
     namespace = dict(gen.function.__globals__)
-    namespace.update({h: getattr(masks, h) for h in ("flat_broadcast", "seeds", "split",
-                                                   "take", "merge", "finish")})  # fmt: skip
+    namespace.update({h: getattr(masks, h) for h in HELPERS})
     namespace["array_namespace"] = array_namespace
-    namespace["broadcast_like"] = masks.same_tangent
     scope = compile_source(text, namespace, f"vectorized {fun.__name__}")
     filename = fun.__code__.co_filename
 
     def kernel() -> dict[str, str]:
-        jvp = ast.parse(gen.source).body[0]
-        return kernel_parts(jvp, len(wrt), f"{fun.__name__}_kernel", filename)
+        return kernel_parts(expanded, f"{fun.__name__}_kernel", filename)
 
     return Compiled(scope[name], text, kernel)
 

@@ -7,12 +7,13 @@ derivative in one pass."""
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 
 from srcad.errors import UnsupportedConstructError
 
 #: helpers of srcad/runtime/masks.py (and tangents.py) the vectorized code calls
-HELPERS = ("flat_broadcast", "seeds", "split", "take", "merge", "finish")
+HELPERS = ("flat_broadcast", "split", "count", "take", "merge", "finish", "finish_partials")
 
 
 class _Names:
@@ -118,16 +119,7 @@ class _Vectorize:
                 results.append((positions, {}))
                 continue
             count = self.names.fresh("count")
-            out.append(
-                _assign(
-                    count,
-                    ast.Subscript(
-                        value=ast.Attribute(_load(positions), "shape", ast.Load()),
-                        slice=ast.Constant(0),
-                        ctx=ast.Load(),
-                    ),
-                )
-            )
+            out.append(_assign(count, _call("count", _load(positions))))
             assigned = _stored(body)
             loaded = [n for n in _loaded(body) if n in defined]
             local = {n: self.names.fresh(n) for n in assigned}
@@ -157,13 +149,12 @@ class _Vectorize:
         return out
 
 
-def vectorize(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> ast.FunctionDef:
-    """The vectorized function of forward-mode code ``jvp`` whose last ``count``
-    parameters are tangents: it takes the primal arguments (arrays, broadcast together)
+def vectorize(expanded: ast.FunctionDef, name: str, filename: str) -> ast.FunctionDef:
+    """The vectorized form of ``expanded`` (forward-mode code written out component by
+    component, see components.py): it takes the arguments (arrays, broadcast together)
     and returns ``(value, partials)``, the partials stacked on a leading axis."""
-    params = [a.arg for a in jvp.args.args]
-    primals, tangents = params[: len(params) - count], params[len(params) - count :]
-    names = _Names({n.id for n in ast.walk(jvp) if isinstance(n, ast.Name)} | set(params))
+    primals = [a.arg for a in expanded.args.args]
+    names = _Names({n.id for n in ast.walk(expanded) if isinstance(n, ast.Name)} | set(primals))
     shape, size = names.fresh("shape"), names.fresh("size")
     flat = ast.Tuple([ast.Name(p, ast.Store()) for p in primals], ast.Store())
     prologue: list[ast.stmt] = [
@@ -180,32 +171,20 @@ def vectorize(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> ast
             ),
         ),
     ]
-    if tangents:
-        seeds = ast.Tuple([ast.Name(t, ast.Store()) for t in tangents], ast.Store())
-        prologue.append(_assign(seeds if count > 1 else seeds.elts[0], _seeds(count)))
-    body = list(jvp.body)
+    body = list(copy.deepcopy(expanded.body))
     ret = body.pop()
-    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)):
-        raise UnsupportedConstructError(
-            "an elementwise function must return one value", filename=filename
-        )
-    value, tangent = ret.value.elts
+    value, partials = ret.value.elts
     for stmt in body:
         # math.f on one element becomes the arrays' f on all of them
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             if getattr(stmt.value.func, "id", None) == "math_namespace":
                 stmt.value.func = ast.Name("array_namespace", ast.Load())
-    defined = set(primals) | set(tangents)
-    returned = set(_loaded([ast.Expr(value)])) | set(_loaded([ast.Expr(tangent)]))
-    new_body = _Vectorize(names, filename).block(body, size, defined, returned)
+    returned = set(_loaded([ast.Expr(ret.value)]))
+    new_body = _Vectorize(names, filename).block(body, size, set(primals), returned)
     result = ast.Tuple(
         [
             _call("finish", value, _load(shape)),
-            ast.Call(
-                func=ast.Name("finish", ast.Load()),
-                args=[tangent, _load(shape), ast.Tuple([ast.Constant(count)], ast.Load())],
-                keywords=[],
-            ),
+            _call("finish_partials", _load(shape), *partials.elts),
         ],
         ast.Load(),
     )
@@ -225,11 +204,38 @@ def vectorize(jvp: ast.FunctionDef, count: int, name: str, filename: str) -> ast
         returns=None,
         type_params=[],
     )
+    _drop_dead(fdef)
     return ast.fix_missing_locations(fdef)
 
 
-def _seeds(count: int) -> ast.expr:
-    call = _call("seeds", ast.Constant(count))
-    if count == 1:
-        return ast.Subscript(value=call, slice=ast.Constant(0), ctx=ast.Load())
-    return call
+def _drop_dead(fdef: ast.FunctionDef) -> None:
+    """Remove assignments of constants, names and sizes that nothing reads."""
+    while True:
+        loaded = set(_loaded(fdef.body))
+        removed = False
+
+        def keep(stmt: ast.stmt) -> bool:
+            nonlocal removed
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id not in loaded
+                and (
+                    isinstance(stmt.value, (ast.Constant, ast.Name, ast.Subscript))
+                    or (
+                        isinstance(stmt.value, ast.Call)
+                        and _loaded([ast.Expr(stmt.value.func)]) == ["count"]
+                    )
+                )
+            ):
+                removed = True
+                return False
+            return True
+
+        for node in ast.walk(fdef):
+            for field in ("body", "orelse"):
+                stmts = getattr(node, field, None)
+                if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                    setattr(node, field, [s for s in stmts if keep(s)] or [ast.Pass()])
+        if not removed:
+            return

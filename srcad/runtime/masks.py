@@ -22,19 +22,17 @@ def flat_broadcast(*args: Any) -> tuple[tuple[int, ...], list[Any]]:
     return shape, flat
 
 
-def seeds(count: int, dtype: Any = float) -> list[Any]:
-    """Unit tangents, one per differentiated input, on a leading axis: shape (count, 1)."""
-    import numpy
-
-    eye = numpy.eye(count, dtype=dtype)
-    return [eye[:, k : k + 1] for k in range(count)]
-
-
 def split(mask: Any, size: int) -> tuple[Any, Any]:
-    """Positions (among ``size`` elements) where ``mask`` holds and where it does not."""
+    """The positions (among ``size`` elements) where ``mask`` holds and where it does not
+    (gathering by positions is much faster in NumPy than by a boolean mask)."""
     xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)
     mask = xp.broadcast_to(xp.asarray(mask, dtype=bool), (size,))
     return xp.nonzero(mask)[0], xp.nonzero(~mask)[0]
+
+
+def count(positions: Any) -> int:
+    """How many positions there are."""
+    return positions.shape[0]
 
 
 def take(value: Any, where: Any) -> Any:
@@ -42,7 +40,7 @@ def take(value: Any, where: Any) -> Any:
     shape = getattr(value, "shape", None)
     if not isinstance(shape, tuple) or not shape or shape[-1] == 1:
         return value  # a number, a namespace, or the same for every element
-    return value[..., where]
+    return array_namespace(value).take(value, where, axis=-1)
 
 
 def merge(size: int, *parts: Any) -> Any:
@@ -56,20 +54,27 @@ def merge(size: int, *parts: Any) -> Any:
         dtype = bool if all(v.dtype == bool for v in arrays) else dtype
     out = xp.empty(lead + (size,), dtype=dtype)
     for where, values in pairs:
-        out[..., where] = values
+        if lead:
+            out[..., where] = values
+        else:
+            out[where] = values
     return out
 
 
-def finish(value: Any, shape: tuple[int, ...], lead: tuple[int, ...] = ()) -> Any:
-    """A flat result (or partials, with ``lead`` axes) in the broadcast ``shape``."""
+def finish(value: Any, shape: tuple[int, ...]) -> Any:
+    """A flat result (or a number, the same everywhere) in the broadcast ``shape``."""
     xp = array_namespace(value) if hasattr(value, "shape") else array_namespace(0.0)
     size = 1
     for n in shape:
         size *= n
-    value = xp.broadcast_to(xp.asarray(value, dtype=float), lead + (size,))
-    return xp.reshape(value, lead + shape)
+    value = xp.asarray(value)
+    if value.dtype.kind != "f":
+        value = xp.astype(value, float)
+    return xp.reshape(xp.broadcast_to(value, (size,)), shape)
 
 
-def same_tangent(t: Any, y: Any) -> Any:
-    """``broadcast_like`` in vectorized code: partials broadcast on their own there."""
-    return t
+def finish_partials(shape: tuple[int, ...], *partials: Any) -> Any:
+    """The partial derivatives, each in the broadcast ``shape``, stacked on a leading axis."""
+    parts = [finish(p, shape) for p in partials]
+    xp = array_namespace(*parts) if parts else array_namespace(0.0)
+    return xp.stack(parts) if parts else xp.zeros((0, *shape))
