@@ -47,20 +47,20 @@ def hand_written(c, f, i, g, z, zb, w):
     return dc, df, dgate * g, dgate * i
 
 
-def median_time(call, repeat: int) -> float:
-    call()
+def median_time(gradient, args: tuple, repeat: int) -> float:
+    gradient(*args)
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        call()
+        gradient(*args)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
 
-def peak(call) -> int:
-    call()
+def peak(gradient, args: tuple) -> int:
+    gradient(*args)
     tracemalloc.start()
-    call()
+    gradient(*args)
     result = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return result
@@ -101,13 +101,11 @@ def main() -> None:
         for got, want in zip(mixed(*args), hand_written(*args)):
             assert np.allclose(got, want)
         repeat = max(5, 2_000_000 // size) if not quick else 5
-        hand = median_time(lambda: hand_written(*args), repeat)
-        t_mixed = median_time(lambda: mixed(*args), repeat)
-        t_where = median_time(lambda: where(*args), repeat)
-        t_jax = median_time(lambda: jitted(*args), repeat) if jitted else float("nan")
-        m_hand = peak(lambda: hand_written(*args))
-        m_mixed = peak(lambda: mixed(*args))
-        m_where = peak(lambda: where(*args))
+        hand = median_time(hand_written, args, repeat)
+        t_mixed = median_time(mixed, args, repeat)
+        t_where = median_time(where, args, repeat)
+        t_jax = median_time(jitted, args, repeat) if jitted else float("nan")
+        m_hand, m_mixed, m_where = (peak(g, args) for g in (hand_written, mixed, where))
         print(
             f"{size:>8} {hand * 1e3:>10.3f} ms {t_mixed / hand:>6.2f}x "
             f"({t_mixed * 1e3:6.2f}) {t_where / hand:>6.2f}x ({t_where * 1e3:6.2f}) "

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from srcad.kernels.cuda import kernel_parts
 from srcad.kernels.components import expand
+from srcad.kernels.cuda import kernel_parts
 from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
 from srcad.runtime.accumulate import unbroadcast

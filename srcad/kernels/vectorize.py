@@ -214,7 +214,7 @@ def _drop_dead(fdef: ast.FunctionDef) -> None:
         loaded = set(_loaded(fdef.body))
         removed = False
 
-        def keep(stmt: ast.stmt) -> bool:
+        def keep(stmt: ast.stmt, loaded: set[str] = loaded) -> bool:
             nonlocal removed
             if (
                 isinstance(stmt, ast.Assign)
