@@ -169,3 +169,28 @@ def test_kernel_parts_of_math_and_nested_branches():
     assert "exp(x)" in parts["operation"] and "sin(x)" in parts["operation"]
     assert parts["operation"].count("if (") == 2
     assert kernel_parts  # imported for the device-function form used above
+
+
+@srcad.elementwise
+def conditions_and_loops(x, y):
+    total = 0.0
+    for k in range(3):
+        if x > 0.0 and not y > 1.0:
+            total = total + x * y * k
+        else:
+            total = total - np.exp(-x * x)
+    return total
+
+
+def test_conditions_with_and_not_and_constant_loops():
+    x = np.array([-0.5, 0.3, 1.2, 0.8])
+    y = np.array([0.5, 2.0, 0.7, -0.1])
+
+    def loss(x, y):
+        return np.sum(conditions_and_loops(x, y) ** 2)
+
+    expected = np.where((x > 0) & ~(y > 1), 3 * x * y, -3 * np.exp(-x * x))
+    np.testing.assert_allclose(conditions_and_loops(x, y), expected)
+    assert srcad.check_grad(loss, x, y, wrt=(0, 1), modes=("fwd", "rev")) < 1e-6
+    parts = conditions_and_loops.compiled((0, 1)).kernel
+    assert "for (int k = (int)0; k < (int)3.0; k += (int)1) {" in parts["operation"]

@@ -13,7 +13,19 @@ import itertools
 from srcad.errors import UnsupportedConstructError
 
 #: helpers of srcad/runtime/masks.py (and tangents.py) the vectorized code calls
-HELPERS = ("flat_broadcast", "split", "count", "take", "merge", "finish", "finish_partials")
+HELPERS = (
+    "flat_broadcast", "split", "count", "take", "merge", "finish", "finish_partials", "negated",
+)  # fmt: skip
+
+
+class _Elementwise(ast.NodeTransformer):
+    """``not x`` on one element becomes ``negated(x)`` on all of them."""
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(_call("negated", node.operand), node)
+        return node
 
 
 class _Names:
@@ -179,6 +191,7 @@ def vectorize(expanded: ast.FunctionDef, name: str, filename: str) -> ast.Functi
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             if getattr(stmt.value.func, "id", None) == "math_namespace":
                 stmt.value.func = ast.Name("array_namespace", ast.Load())
+    body = [_Elementwise().visit(s) for s in body]
     returned = set(_loaded([ast.Expr(ret.value)]))
     new_body = _Vectorize(names, filename).block(body, size, set(primals), returned)
     result = ast.Tuple(

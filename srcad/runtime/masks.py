@@ -78,3 +78,9 @@ def finish_partials(shape: tuple[int, ...], *partials: Any) -> Any:
     parts = [finish(p, shape) for p in partials]
     xp = array_namespace(*parts) if parts else array_namespace(0.0)
     return xp.stack(parts) if parts else xp.zeros((0, *shape))
+
+
+def negated(mask: Any) -> Any:
+    """``not mask``, element by element."""
+    xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)
+    return xp.logical_not(mask)
