@@ -75,7 +75,7 @@ def normalize(
     tree = desugar_loops(tree, source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
-    return rename(tree, namer)
+    return rename(tree, namer, source.lists)
 
 
 def transform(

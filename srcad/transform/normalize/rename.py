@@ -20,11 +20,13 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import merged_names
 
 
-def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
+def rename(tree: gast.FunctionDef, namer: Namer, lists: set[str] | None = None) -> gast.FunctionDef:
     """Give every redefinition of a name in ``tree`` a fresh name; update the reads.
 
     Names assigned inside ``if``/``for``/``while`` keep one name throughout: their values
     merge at the end of branches and loops, where the reverse pass restores them instead.
+    A fresh name for a list (a name in ``lists``, as ``xs = append(xs, v)`` outside loops)
+    is added to ``lists``: it names a list too.
     """
     args = tree.args
     defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
@@ -43,6 +45,8 @@ def rename(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
                 continue
             if node.id in defined:
                 new = namer.fresh(node.id)
+                if lists is not None and node.id in lists:
+                    lists.add(new)
                 current[node.id] = new
                 node.id = new
             defined.add(node.id)
