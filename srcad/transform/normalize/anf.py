@@ -245,10 +245,17 @@ class _Flattener:
                 isinstance(first, gast.Tuple)
                 and isinstance(value, gast.Call)
                 and all(isinstance(e, gast.Name) for e in first.elts)
-                and not {e.id for e in first.elts} & _reads(value)
             ):
                 # ``a, b = f(x)``: one call with several results, kept together
-                self.emit(build.assign(first, self.op(value)), value)
+                if {e.id for e in first.elts} & _reads(value):
+                    # ``a, x = f(x)``: into fresh names first, as ``s = s + x`` above
+                    temps = [self.namer.temp() for _ in first.elts]
+                    targets_ = build.tuple_([build.store(t) for t in temps], gast.Store())
+                    self.emit(build.assign(targets_, self.op(value)), value)
+                    for target, temp in zip(first.elts, temps):
+                        self.emit(build.assign(target.id, build.load(temp)), value)
+                else:
+                    self.emit(build.assign(first, self.op(value)), value)
             else:
                 self.emit(build.assign(first, self.atom(value)), value)
             for other in targets[1:]:
