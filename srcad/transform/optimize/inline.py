@@ -9,6 +9,7 @@ from collections import Counter
 
 import gast
 
+from srcad.runtime import inplace, lists
 from srcad.transform import build
 from srcad.transform.anno import getanno
 from srcad.transform.naming import Namer
@@ -40,10 +41,28 @@ def _try_inline(
     for s in body[j + 1 : use]:
         if inputs & (set(assigned(s)) | set(mutated(s))):
             return False
+        if inputs and _updates_in_place(s, namer):
+            # the value may read a view of the updated array (``_t1 = u[1]``): computed
+            # after the update, it would see the new elements
+            return False
     Rename(loads={name: stmt.value}).visit(body[use])
     del body[j]
     read[name] = written[name] = 0
     return True
+
+
+_IN_PLACE = (inplace.setitem, inplace.restore, inplace.reset, lists.append, lists.pop_gradient)
+
+
+def _updates_in_place(stmt: gast.stmt, namer: Namer) -> bool:
+    """Whether ``stmt`` changes an array (or list) in place, through a view or not."""
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            if any(namer.globals.get(node.func.id) is f for f in _IN_PLACE):
+                return True
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            return True
+    return False
 
 
 def inline_single_use(tree: gast.FunctionDef, namer: Namer) -> bool:
