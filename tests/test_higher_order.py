@@ -123,3 +123,18 @@ def test_hessian_through_computed_slices_and_repeated_indices():
     g2 = srcad.grad(lambda x: np.sum(srcad.grad(gathers)(x, idx) ** 2))
     assert srcad.check_grad(lambda x: np.sum(srcad.grad(gathers)(x, idx) ** 2), x) < 1e-5
     assert g2(x).shape == x.shape
+
+
+def helper(x):
+    return np.sin(x) * x
+
+
+def calls_helper(x):
+    return helper(x) * 2.0
+
+
+def test_second_order_through_calls_of_your_functions_is_a_clear_error():
+    with pytest.raises(srcad.TransformError, match="calling your function helper"):
+        srcad.grad(srcad.grad(calls_helper))(0.3)
+    with pytest.raises(srcad.TransformError, match="calling your function helper"):
+        srcad.hessian(calls_helper)(np.array([0.3, 0.2]))

@@ -163,7 +163,7 @@ class CustomCall:
 
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
-    if getattr(obj, "__module__", "").startswith("srcad.runtime"):
+    if getattr(obj, "__module__", "").startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
@@ -354,3 +354,25 @@ def _method(obj: Any, name: str) -> Callable:
             "function srcad can transform"
         )
     return func
+
+
+def generated_call(obj: Any) -> str | None:
+    """For a method of the handle through which generated code calls a user's function
+    (``f_vjp.forward``): that function's name."""
+    handle = getattr(obj, "__self__", None)
+    if type(handle).__module__ != __name__:
+        return None
+    func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
+    return getattr(func, "__name__", None) or getattr(handle, "name", "a method")
+
+
+def missing_rule_hint(callee: Any) -> str:
+    """Why an op has no rule, when it is generated code's call of a user function."""
+    name = generated_call(callee)
+    if name is None:
+        return ""
+    return (
+        f" (this is generated code calling your function {name}: a derivative whose code "
+        "calls your own functions cannot be differentiated again yet; write the function "
+        "without calling them, or give them rules)"
+    )

@@ -22,7 +22,14 @@ from srcad.transform.analyses.activity import Activity, analyse_activity, target
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
 from srcad.transform.analyses.tbr import stable_names
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import CallJVP, CustomJVP, CustomJVPCall, CustomVJP, MethodJVP
+from srcad.transform.calls import (
+    CallJVP,
+    CustomJVP,
+    CustomJVPCall,
+    CustomVJP,
+    MethodJVP,
+    missing_rule_hint,
+)
 from srcad.transform.callsites import (
     differentiated_arguments,
     identifier,
@@ -148,7 +155,8 @@ class _Forward:
             return self.multiple_results(stmt, op, rule, where)
         if not isinstance(target, gast.Name):
             raise self.source.error(
-                "unpacking a differentiable value into several names is not supported yet",
+                "unpacking a differentiable value into several names is not supported yet"
+                + missing_rule_hint(op.callee),
                 where,
             )
         name = target.id
@@ -172,7 +180,7 @@ class _Forward:
                 )
             raise self.source.error(
                 f"no tangent rule for {op.label}: srcad cannot differentiate this call in "
-                "forward mode; register one with srcad.tangent",
+                "forward mode; register one with srcad.tangent" + missing_rule_hint(op.callee),
                 where,
                 NoAdjointError,
             )

@@ -31,6 +31,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls, unpacked_names
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -401,7 +402,8 @@ class _Sweep:
         elif live:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
                 raise ctx.source.error(
-                    "unpacking a differentiable value into several names is not supported yet",
+                    "unpacking a differentiable value into several names is not supported yet"
+                    + missing_rule_hint(classify(stmt.value, ctx.source, ctx.local).callee),
                     getanno(stmt, "expr") or stmt,
                 )
             origin = getanno(stmt, "origin")
@@ -470,7 +472,7 @@ class _Sweep:
                 )
             raise source.error(
                 f"no adjoint rule for {op.label}: srcad cannot differentiate this call; "
-                "register one with srcad.adjoints.adjoint",
+                "register one with srcad.adjoints.adjoint" + missing_rule_hint(op.callee),
                 where,
                 NoAdjointError,
             )
