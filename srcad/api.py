@@ -278,7 +278,7 @@ def _not_scalar(func: Callable, value: Any) -> None:
 def _match_plain(grad: Any, arg: Any, others: tuple) -> Any:
     """:func:`_match` for a Python float or a NumPy array, its common cases first."""
     if type(arg) is float:
-        return float(grad)
+        return grad if is_lazy(grad) else float(grad)
     if (
         type(grad) is np.ndarray
         and grad.shape == arg.shape

@@ -4,6 +4,7 @@ NumPy parameters, dask data: the gradients come back lazy (dask arrays whose gra
 over the chunks), equal NumPy's to 1e-10 once computed, and their tasks run on both workers.
 """
 
+import logging
 import subprocess
 import sys
 import warnings
@@ -74,8 +75,8 @@ def client():
             n_workers=2,
             threads_per_worker=1,
             processes=False,
-            dashboard_address=None,
-            silence_logs="error",
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -90,7 +91,8 @@ def test_gradient_on_the_cluster_matches_numpy_and_uses_both_workers(client):
     Xd = da.from_array(X, chunks=(CHUNK, FEATURES)).persist()
     yd = da.from_array(y, chunks=CHUNK).persist()
     wait([Xd, yd])
-    with get_task_stream(client) as building:
+    with get_task_stream(client) as building, warnings.catch_warnings():
+        warnings.simplefilter("error", ComputeWarning)
         grads = srcad.grad(chunked_loss, wrt=(0, 1, 2))(*params, Xd, yd, CHUNK)
     assert building.data == []  # lazy: building the gradient ran nothing
     assert all(isinstance(g, da.Array) for g in grads)
@@ -108,9 +110,13 @@ def test_value_and_grad_of_a_float_and_a_pytree_stay_lazy(client):
     X = RNG.normal(size=(200, 3))
     y = (RNG.random(200) > 0.5).astype(float)
     w, b = RNG.normal(size=3), 0.3
-    value, grads = srcad.value_and_grad(logistic, wrt=(0, 1))(w, b, X, y)
+    step = srcad.value_and_grad(logistic, wrt=(0, 1))
+    value, grads = step(w, b, X, y)
     Xd, yd = da.from_array(X, chunks=50), da.from_array(y, chunks=50)
-    lazy_value, (gw, gb) = srcad.value_and_grad(logistic, wrt=(0, 1))(w, b, Xd, yd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ComputeWarning)
+        for _ in range(2):  # transformed by the NumPy call, then called again: nothing computed
+            lazy_value, (gw, gb) = step(w, b, Xd, yd)
     assert isinstance(gb, da.Array) and gb.shape == ()  # a float parameter: a 0-d dask array
     lazy_value, (gw, gb) = dask.compute(lazy_value, (gw, gb))  # one pass for all of them
     assert float(lazy_value) == pytest.approx(value, rel=1e-12)
@@ -188,3 +194,14 @@ def test_import_srcad_does_not_import_dask():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_broadcast_gradients_keep_the_chunks_of_their_array():
+    from srcad.runtime.accumulate import unbroadcast, unreduce
+
+    X = da.ones((400, 6), chunks=(100, 3))
+    assert unreduce(0.5, X).chunks == X.chunks  # not one chunk to split again later
+    assert unreduce(X.sum(axis=0), X, axis=0).chunks == X.chunks
+    assert unreduce(X.sum(axis=1), X, axis=1).chunks == X.chunks
+    assert unbroadcast(da.ones(6, chunks=3), X).chunks == X.chunks
+    np.testing.assert_array_equal(unreduce(0.5, X).compute(), np.full((400, 6), 0.5))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy
 
 from srcad.runtime.backend import array_namespace
+from srcad.runtime.lazy import is_lazy
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -36,7 +37,7 @@ def unbroadcast(g: Any, x: Any) -> Any:
         return g
     if len(_shape(g)) < len(shape):
         xp = array_namespace(g, x)
-        return xp.broadcast_to(xp.asarray(g, dtype=x.dtype), shape)
+        return broadcast_like(xp, xp.asarray(g, dtype=x.dtype), x)
     g = unbroadcast_to(g, shape)
     if not shape and not hasattr(x, "shape"):
         return g[()]
@@ -74,7 +75,20 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     g = xp.asarray(g, dtype=x.dtype)
     if axis is not None and not keepdims:
         g = xp.expand_dims(g, _normalize_axes(axis, x.ndim))
-    return xp.broadcast_to(g, x.shape)
+    return broadcast_like(xp, g, x)
+
+
+def broadcast_like(xp: Any, g: Any, x: Any) -> Any:
+    """``broadcast_to(g, x.shape)``; for dask arrays in ``x``'s chunks along the axes that
+    are broadcast (else one chunk there, and a rechunk when it meets ``x``'s chunks)."""
+    if not (is_lazy(g) and is_lazy(x)):
+        return xp.broadcast_to(g, x.shape)
+    lead = x.ndim - g.ndim
+    chunks = tuple(
+        c if k < lead or g.shape[k - lead] == 1 else g.chunks[k - lead]
+        for k, c in enumerate(x.chunks)
+    )
+    return xp.broadcast_to(g, x.shape, chunks=chunks)
 
 
 def keep_reduced(y: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
