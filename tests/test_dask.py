@@ -56,6 +56,14 @@ def masked(w, X):
     return np.sum(z[z > 0])
 
 
+def gathered(W, X, rows, cols, keep):
+    """Gradients scattered back into dask arrays: repeated rows and columns, np.take, and a
+    NumPy mask."""
+    Z = np.tanh(X @ W)
+    picked = Z[rows, 1] + np.take(Z[:, 0], rows)
+    return np.sum(picked**2) + np.sum(Z[:, cols] ** 2) + np.sum(Z[keep] * 3.0)
+
+
 def problem():
     X = RNG.normal(size=(ROWS, FEATURES))
     y = RNG.normal(size=ROWS)
@@ -176,9 +184,23 @@ def test_the_scheduler_setting_is_restored():
     assert dask.config.get("scheduler", None) == before
 
 
+def test_gradients_of_gathers_with_repeated_indices(client):
+    W, X = RNG.normal(size=(4, 3)), RNG.normal(size=(60, 4))
+    rows, cols = np.array([0, 7, 7, 33, 59, 7, 2]), np.array([2, 0, 2])
+    keep = RNG.random(60) > 0.5
+    expected = srcad.grad(gathered, wrt=(0, 1))(W, X, rows, cols, keep)
+    Xd = da.from_array(X, chunks=(15, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ComputeWarning)
+        grads = srcad.grad(gathered, wrt=(0, 1))(W, Xd, rows, cols, keep)
+    assert isinstance(grads[1], da.Array) and grads[1].shape == X.shape
+    for g, e in zip(dask.compute(*grads), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
 def test_boolean_masks_need_a_scatter_add_dask_lacks():
     Xd = da.from_array(RNG.normal(size=(20, 3)), chunks=10)
-    with pytest.raises(NotImplementedError, match="dask.*scatter-add"):
+    with pytest.raises(NotImplementedError, match="dask index.*np.where"):
         srcad.grad(masked)(np.ones(3), Xd)
 
 

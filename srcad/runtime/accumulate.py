@@ -166,11 +166,52 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
         import cupyx
 
         cupyx.scatter_add(buffer, index, g)
+    elif is_lazy(buffer) and _on_host(index):
+        _add_at_lazy(buffer, index, g)
+    elif is_lazy(buffer):
+        raise NotImplementedError(
+            "the gradient of indexing a dask array with a dask index (a boolean mask or "
+            "indices computed from dask values: their sizes are unknown until computed) "
+            "needs a scatter-add dask lacks; use np.where(mask, x, 0) instead of x[mask], or "
+            "compute the index first"
+        )
     else:
         raise NotImplementedError(
             f"{getattr(xp, '__name__', xp)} has no scatter-add for repeated or boolean "
             "indices (np.add.at); index with integers and slices on these arrays"
         )
+
+
+def _on_host(index: Any) -> bool:
+    """Whether ``index`` is known without computing: ints, slices, NumPy arrays, lists."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        item is None or item is Ellipsis or isinstance(item, (int, slice, list, numpy.ndarray))
+        for item in items
+    )
+
+
+def _add_at_lazy(buffer: Any, index: Any, g: Any) -> None:
+    """``add_at`` on a dask array: the positions ``index`` reaches are found with NumPy (on
+    the client, one integer per element of ``buffer``), then added in rounds in which no
+    position repeats; dask assigns lazily, chunk by chunk."""
+    xp = array_namespace(buffer, g)
+    positions = numpy.arange(math.prod(buffer.shape)).reshape(buffer.shape)[index]
+    pos = positions.reshape(-1)
+    values = xp.broadcast_to(xp.asarray(g, dtype=buffer.dtype), positions.shape)
+    values = xp.reshape(values, (-1,))
+    order = numpy.argsort(pos, kind="stable")
+    first = numpy.ones(len(pos), dtype=bool)
+    first[1:] = pos[order][1:] != pos[order][:-1]
+    starts = numpy.maximum.accumulate(numpy.where(first, numpy.arange(len(pos)), 0))
+    rank = numpy.empty(len(pos), dtype=numpy.intp)
+    rank[order] = numpy.arange(len(pos)) - starts  # how many times pos came before
+    flat = xp.reshape(buffer, (-1,))
+    for r in range(int(rank.max()) + 1 if len(pos) else 0):
+        chosen = numpy.flatnonzero(rank == r)
+        at = pos[chosen]
+        flat[at] = flat[at] + values[chosen]
+    buffer[...] = xp.reshape(flat, buffer.shape)
 
 
 def _is_basic(index: Any) -> bool:
