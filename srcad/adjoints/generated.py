@@ -5,8 +5,6 @@ Most helpers are linear in their first argument (a gradient or tangent) and read
 other arguments only for shapes; those others get no derivative (``static=...``).
 """
 
-import numpy as np
-
 from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime import accumulate, inplace, tangents
 from srcad.runtime.accumulate import (
@@ -580,19 +578,6 @@ def scattered_gradient_adjoint(y, items, index, g):
 @tangent(scattered_gradient, static=("items", "index"))
 def scattered_gradient_tangent(y, items, index, g):
     d[y] = scattered_gradient(items, index, d[g])
-
-
-# np.astype appears in the gradient of x.astype(...)
-
-
-@adjoint(np.astype)
-def astype_function_adjoint(y, x, dtype):
-    d[x] = xp.astype(d[y], x.dtype)
-
-
-@tangent(np.astype)
-def astype_function_tangent(y, x, dtype):
-    d[y] = xp.astype(d[x], y.dtype)
 
 
 @adjoint(add_gradients)
