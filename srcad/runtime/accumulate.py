@@ -37,7 +37,7 @@ def unbroadcast(g: Any, x: Any) -> Any:
         return g
     if len(_shape(g)) < len(shape):
         xp = array_namespace(g, x)
-        return broadcast_like(xp, xp.asarray(g, dtype=x.dtype), x)
+        return _broadcast_chunked(xp, xp.asarray(g, dtype=x.dtype), x)
     g = unbroadcast_to(g, shape)
     if not shape and not hasattr(x, "shape"):
         return g[()]
@@ -75,10 +75,10 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     g = xp.asarray(g, dtype=x.dtype)
     if axis is not None and not keepdims:
         g = xp.expand_dims(g, _normalize_axes(axis, x.ndim))
-    return broadcast_like(xp, g, x)
+    return _broadcast_chunked(xp, g, x)
 
 
-def broadcast_like(xp: Any, g: Any, x: Any) -> Any:
+def _broadcast_chunked(xp: Any, g: Any, x: Any) -> Any:
     """``broadcast_to(g, x.shape)``; for dask arrays in ``x``'s chunks along the axes that
     are broadcast (else one chunk there, and a rechunk when it meets ``x``'s chunks)."""
     if not (is_lazy(g) and is_lazy(x)):
