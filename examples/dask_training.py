@@ -15,11 +15,12 @@ a tree. ``dask.compute`` runs that graph and brings back only the loss and the g
 import argparse
 import logging
 import time
+from collections import Counter
 
 import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, LocalCluster, wait
+from distributed import Client, LocalCluster, get_task_stream, wait
 
 import srcad
 
@@ -48,16 +49,18 @@ def train(client, rows, steps, learning_rate=2.0):
     X, y = synthetic_data(rows, chunk_rows)
     X, y = client.persist([X, y])  # generated and kept on the workers
     wait([X, y])
-    per_worker = {addr: len(keys) for addr, keys in client.has_what().items()}
     print(f"{rows:,} rows x {FEATURES} features in {X.numblocks[0]} chunks on {workers} workers")
-    print(f"chunks held per worker: {sorted(per_worker.values())}")
 
     w, b = np.zeros(FEATURES), 0.0
     step_fn = srcad.value_and_grad(loss, wrt=(0, 1))
     start = time.perf_counter()
     for step in range(1, steps + 1):
         # lazy: a task graph over the chunks; one compute returns loss and both gradients
-        value, (gw, gb) = dask.compute(*step_fn(w, b, X, y))
+        with get_task_stream(client) as tasks:
+            value, (gw, gb) = dask.compute(*step_fn(w, b, X, y))
+        if step == 1:
+            spread = Counter(task["worker"] for task in tasks.data)
+            print(f"step 1 ran {len(tasks.data)} tasks, per worker: {sorted(spread.values())}")
         w = w - learning_rate * gw
         b = b - learning_rate * float(gb)
         if step == 1 or step % 5 == 0 or step == steps:
