@@ -138,3 +138,19 @@ def test_second_order_through_calls_of_your_functions_is_a_clear_error():
         srcad.grad(srcad.grad(calls_helper))(0.3)
     with pytest.raises(srcad.TransformError, match="calling your function helper"):
         srcad.hessian(calls_helper)(np.array([0.3, 0.2]))
+
+
+def updates_in_place(x):
+    y = np.tanh(x)
+    for k in range(2):
+        y[k] = y[k] * x[k]
+    return np.sum(y * x)
+
+
+def test_second_order_through_updates_in_place_is_a_clear_error():
+    x = np.array([0.3, -0.2, 0.5])
+    assert np.isfinite(srcad.grad(updates_in_place)(x)).all()
+    with pytest.raises(srcad.TransformError, match="in place"):
+        srcad.grad(lambda x: np.sum(srcad.grad(updates_in_place)(x)))(x)
+    with pytest.raises(srcad.TransformError, match="side effect|in place"):
+        srcad.hessian(updates_in_place)(x)

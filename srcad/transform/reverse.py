@@ -248,6 +248,15 @@ class _Sweep:
         push = tape_call(stmt, set(self.ctx.tapes), "push")
         if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
             return [stmt], self.push_backward
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            if getattr(callee, "__module__", "") == inplace.__name__:
+                # generated code restoring an array it updated in place
+                raise self.ctx.source.error(
+                    "a derivative that updates arrays in place cannot be differentiated "
+                    "again yet (its backward pass restores them in place)",
+                    stmt,
+                )
         return [stmt], []
 
     def push_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
