@@ -217,12 +217,123 @@ def vectorize(expanded: ast.FunctionDef, name: str, filename: str) -> ast.Functi
         returns=None,
         type_params=[],
     )
+    composed: dict[tuple[str, str], str] = {}
+    _flatten_takes(fdef, names, composed)
+    _flatten_merges(fdef, names, composed)
     _drop_dead(fdef)
     return ast.fix_missing_locations(fdef)
 
 
+def _is_merge(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and getattr(stmt.value.func, "id", None) == "merge"
+    )
+
+
+def _is_take(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "take"
+
+
+def _flatten_takes(
+    fdef: ast.FunctionDef, names: _Names, composed: dict[tuple[str, str], str]
+) -> None:
+    """``b = take(a, p); c = take(b, q)`` with ``b`` read by nothing but takes becomes
+    ``c = take(a, take(p, q))``: a value is gathered once, straight from where it is."""
+    gathered: dict[str, tuple[str, str]] = {}  # b -> (a, p) for b = take(a, p)
+    reads: dict[str, int] = {}
+    in_takes: dict[str, int] = {}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads[node.id] = reads.get(node.id, 0) + 1
+        if _is_take(node) and isinstance(node.args[0], ast.Name):
+            in_takes[node.args[0].id] = in_takes.get(node.args[0].id, 0) + 1
+
+    def rewrite(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(stmt, field, rewrite(inner))
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and _is_take(stmt.value)
+                and all(isinstance(a, ast.Name) for a in stmt.value.args)
+            ):
+                source, where = (a.id for a in stmt.value.args)
+                if source in gathered and reads.get(source) == in_takes.get(source):
+                    origin, first = gathered[source]
+                    key = (first, where)
+                    if key not in composed:
+                        composed[key] = names.fresh("positions")
+                        out.append(
+                            _assign(composed[key], _call("take", _load(first), _load(where)))
+                        )
+                    stmt.value = _call("take", _load(origin), _load(composed[key]))
+                    source, where = origin, composed[key]
+                gathered[stmt.targets[0].id] = (source, where)
+            out.append(stmt)
+        return out
+
+    fdef.body = rewrite(fdef.body)
+
+
+def _flatten_merges(
+    fdef: ast.FunctionDef, names: _Names, composed: dict[tuple[str, str], str]
+) -> None:
+    """A merge whose result only feeds the next merge out writes into it directly: its
+    positions are composed with the outer ones (``take(outer, inner)``), so the value is
+    scattered once instead of once per level."""
+    body = fdef.body
+    while True:
+        uses: dict[str, int] = {}
+        for node in ast.walk(fdef):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                uses[node.id] = uses.get(node.id, 0) + 1
+        merges = {s.targets[0].id: s for s in body if _is_merge(s)}
+        changed = False
+        out: list[ast.stmt] = []
+        for stmt in body:
+            if not _is_merge(stmt):
+                out.append(stmt)
+                continue
+            args = stmt.value.args
+            parts = [args[0]]
+            for where, value in zip(args[1::2], args[2::2]):
+                inner = merges.get(getattr(value, "id", None))
+                if inner is None or uses.get(value.id) != 1 or not isinstance(where, ast.Name):
+                    parts += [where, value]
+                    continue
+                inner_args = inner.value.args
+                for inner_where, inner_value in zip(inner_args[1::2], inner_args[2::2]):
+                    key = (where.id, inner_where.id)
+                    if key not in composed:
+                        composed[key] = names.fresh("positions")
+                        out.append(_assign(composed[key], _call("take", where, inner_where)))
+                    parts += [_load(composed[key]), inner_value]
+                inner.value = ast.Constant(None)  # now dead
+                changed = True
+            stmt.value.args = parts
+            out.append(stmt)
+        body[:] = [s for s in out if not (isinstance(s, ast.Assign) and _dead_merge(s))]
+        if not changed:
+            return
+
+
+def _dead_merge(stmt: ast.Assign) -> bool:
+    return (
+        isinstance(stmt.value, ast.Constant)
+        and stmt.value.value is None
+        and (isinstance(stmt.targets[0], ast.Name))
+    )
+
+
 def _drop_dead(fdef: ast.FunctionDef) -> None:
-    """Remove assignments of constants, names and sizes that nothing reads."""
+    """Remove assignments of constants, names, sizes and gathers that nothing reads."""
     while True:
         loaded = set(_loaded(fdef.body))
         removed = False
@@ -235,6 +346,7 @@ def _drop_dead(fdef: ast.FunctionDef) -> None:
                 and stmt.targets[0].id not in loaded
                 and (
                     isinstance(stmt.value, (ast.Constant, ast.Name, ast.Subscript))
+                    or _is_take(stmt.value)
                     or (
                         isinstance(stmt.value, ast.Call)
                         and _loaded([ast.Expr(stmt.value.func)]) == ["count"]
