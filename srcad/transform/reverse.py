@@ -305,7 +305,8 @@ class _Sweep:
         after_body, owned_body = self.state, self.owned
         self.state, self.owned = set(before), set(before_owned)
         orelse = self.run_backward(else_part)
-        after_else, owned_else = self.state, self.owned
+        # (a copy: self.zeros below marks names owned in self.owned, for either branch)
+        after_else, owned_else = self.state, set(self.owned)
         for name in sorted(after_body - after_else):
             orelse.append(self.zeros(name))
             owned_else.add(name)
