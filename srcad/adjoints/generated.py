@@ -619,3 +619,13 @@ def resum_tangent(y, gs, g):
 @tangent(pop_gradient, static=("like",))
 def pop_gradient_tangent(y, grads, like):
     d[y] = pop_gradient(d[grads], like)
+
+
+@adjoint(accumulate.cast_gradient, static=("like", "other"))
+def cast_gradient_adjoint(y, g, like, other):
+    d[g] = accumulate.cast_gradient(d[y], g, other)
+
+
+@tangent(accumulate.cast_gradient, static=("like", "other"))
+def cast_gradient_tangent(y, g, like, other):
+    d[y] = accumulate.cast_gradient(d[g], like, other)

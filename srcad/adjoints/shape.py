@@ -6,6 +6,7 @@ from srcad.adjoints.registry import Attribute, Method, adjoint, d, nondifferenti
 from srcad.runtime.accumulate import (
     add_at,
     along_axis_index,
+    cast_gradient,
     inverse_axes,
     rolled_position,
     unbroadcast,
@@ -99,7 +100,7 @@ def stack(y, arrays, axis=0):
 
 @adjoint(Method("astype"))
 def astype(y, x, dtype):
-    d[x] = xp.astype(d[y], x.dtype)
+    d[x] = cast_gradient(d[y], x, y)
 
 
 @adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)
@@ -288,7 +289,7 @@ def stack_tangent(y, arrays, axis=0):
 
 @tangent(Method("astype"))
 def astype_tangent(y, x, dtype):
-    d[y] = xp.astype(d[x], y.dtype)
+    d[y] = cast_gradient(d[x], y, x)
 
 
 @tangent(Method("copy"), np.copy, np.array, np.asarray)

@@ -569,3 +569,15 @@ def rolled_position(x: Any, axis: int, start: int = 0) -> int:
     ndim = x.ndim
     axis, start = axis % ndim, start + ndim if start < 0 else start
     return start - 1 if axis < start else start
+
+
+def cast_gradient(g: Any, like: Any, other: Any) -> Any:
+    """``g`` in ``like``'s dtype across a cast between ``like`` and ``other``; zero when
+    either side is an integer or boolean array (a cast to integers is flat almost
+    everywhere: no derivative flows through it)."""
+    xp = array_namespace(g, like)
+    kinds = [getattr(getattr(x, "dtype", None), "kind", "f") for x in (like, other)]
+    if any(kind in "biu" for kind in kinds):
+        return xp.zeros(tuple(like.shape), dtype=like.dtype if kinds[0] == "f" else float)
+    g = xp.asarray(g)
+    return xp.astype(g, like.dtype) if g.dtype != like.dtype else g
