@@ -189,13 +189,13 @@ class _Derivative:
         specialized for the arguments' ranks; ``_SLOW`` (nothing run) for any other call."""
         if len(args) != self._arity:
             return _SLOW
-        facts = []
+        key = ()
         for arg in args:
             kind = type(arg)
-            if kind is np.ndarray:
-                facts.append((arg.ndim, 1 not in arg.shape))
-            elif kind is float or kind is int:
-                facts.append(_NUMBER)
+            if kind is float or kind is int:
+                key += _NUMBERS
+            elif kind is np.ndarray:
+                key += ((arg.ndim, 1 not in arg.shape),)
             else:
                 return _SLOW
         leaves = [args[k] for k in self._wrt]
@@ -203,7 +203,6 @@ class _Derivative:
             kind = type(leaf)
             if not (kind is float or kind is np.ndarray and leaf.dtype.kind == "f"):
                 return _SLOW
-        key = tuple(facts)
         gen = self._specialized.get(key)
         if gen is None or not gen.snapshot.current():
             gen = self._specialize(key)
@@ -215,12 +214,21 @@ class _Derivative:
             grads = gen.function(*args)
         if self._single:
             grads = _match_plain(grads, leaves[0], args)
+        elif self._floats(leaves):  # numbers: a float for each (nothing can alias)
+            grads = tuple([g if type(g) is float else float(g) for g in grads])
         else:
             fixed: list[Any] = []
             for g, leaf in zip(grads, leaves):
                 fixed.append(_match_plain(g, leaf, (*args, *fixed)))
             grads = tuple(fixed)
         return (value, grads) if self._with_value else grads
+
+    @staticmethod
+    def _floats(leaves: list[Any]) -> bool:
+        for leaf in leaves:
+            if type(leaf) is not float:
+                return False
+        return True
 
     def _specialize(self, key: tuple) -> Generated:
         mode = "grad" if self._with_value else "gradient"
@@ -247,7 +255,8 @@ class _Derivative:
         return list(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = (*self._prefix, *args)
+        if self._prefix:
+            args = (*self._prefix, *args)
         if not kwargs and not self._has_aux:
             result = self._call_plain(args)
             if result is not _SLOW:
@@ -286,6 +295,7 @@ class _Derivative:
 
 _SLOW = object()
 _NUMBER = (0, True)
+_NUMBERS = (_NUMBER,)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
