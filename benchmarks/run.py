@@ -91,7 +91,7 @@ def srcad_extras(samples: int) -> dict:
     a = scalar.args()
     gs = srcad.grad(scalar.loss, wrt=scalar.wrt)
     gs(*a)
-    compiled = gs.generated().function
+    compiled = gs.generated(args=a).function
     overhead = compare({"cached": lambda: gs(*a), "compiled": lambda: compiled(*a)}, samples)
     return {
         "memory": memory,

@@ -162,14 +162,26 @@ class _Derivative:
         self._with_value = with_value
         self._has_aux = has_aux
         self._generated: dict[tuple, Generated] = {}
+        # code specialized for the ranks of NumPy arrays and Python numbers, by those facts
+        self._specialized: dict[tuple, Generated] = {}
+        self._last: Generated | None = None
         self._signature = inspect.signature(func)
+        params = self._signature.parameters.values()
+        plain = all(p.kind in _POSITIONAL for p in params)
+        self._arity = len(self._signature.parameters) if plain else -1
         functools.update_wrapper(self, func, updated=())
 
-    def generated(self, structures: tuple = ()) -> Generated:
+    def generated(self, structures: tuple = (), args: tuple | None = None) -> Generated:
         """The compiled derivative, transformed again if a free name now means something else.
 
         ``structures`` pairs parameter indices with the pytree structure of their argument.
+        With ``args``, the code a call with those positional arguments runs: specialized
+        for their ranks where they are all NumPy arrays and Python numbers.
         """
+        if args is not None:
+            key = _facts(args) if len(args) == self._arity else None
+            if key is not None:
+                return self._specialize(key)
         gen = self._generated.get(structures)
         if gen is None or not gen.snapshot.current():
             single = self._single and not structures
@@ -179,32 +191,57 @@ class _Derivative:
         return gen
 
     def _call_plain(self, args: tuple) -> Any:
-        """The common call, checked cheaply: Python floats and NumPy floating-point arrays
-        differentiated, no pytrees, already transformed. ``_SLOW`` (nothing run) otherwise."""
-        gen = self._generated.get(())
-        if gen is None:
+        """The common call, checked cheaply: every argument given, each a NumPy array or a
+        Python number, Python floats and floating-point arrays differentiated. It runs code
+        specialized for the arguments' ranks; ``_SLOW`` (nothing run) for any other call."""
+        if len(args) != self._arity:
             return _SLOW
-        try:
-            leaves = [args[k] for k in self._wrt]
-        except IndexError:
-            return _SLOW
+        key = ()
+        for arg in args:
+            kind = type(arg)
+            if kind is float or kind is int:
+                key += _NUMBERS
+            elif kind is np.ndarray:
+                key += ((arg.ndim, 1 not in arg.shape),)
+            else:
+                return _SLOW
+        leaves = [args[k] for k in self._wrt]
         for leaf in leaves:
             kind = type(leaf)
             if not (kind is float or kind is np.ndarray and leaf.dtype.kind == "f"):
                 return _SLOW
-        if not gen.snapshot.current():
-            return _SLOW
-        value, grads = gen.function(*args)
-        if type(value) is not float and len(_shape(value)) != 0:
-            _not_scalar(self._func, value)
+        gen = self._specialized.get(key)
+        if gen is None or not gen.snapshot.current():
+            gen = self._specialize(key)
+        if gen.returns_value:
+            value, grads = gen.function(*args)
+            if type(value) is not float and len(_shape(value)) != 0:
+                _not_scalar(self._func, value)
+        else:
+            grads = gen.function(*args)
         if self._single:
             grads = _match_plain(grads, leaves[0], args)
+        elif self._floats(leaves):  # numbers: a float for each (nothing can alias)
+            grads = tuple([g if type(g) is float else float(g) for g in grads])
         else:
             fixed: list[Any] = []
             for g, leaf in zip(grads, leaves):
                 fixed.append(_match_plain(g, leaf, (*args, *fixed)))
             grads = tuple(fixed)
         return (value, grads) if self._with_value else grads
+
+    @staticmethod
+    def _floats(leaves: list[Any]) -> bool:
+        for leaf in leaves:
+            if type(leaf) is not float:
+                return False
+        return True
+
+    def _specialize(self, key: tuple) -> Generated:
+        mode = "grad" if self._with_value else "gradient"
+        gen = cached(_plain(self._func), self._wrt, self._single, mode, facts=key)
+        self._specialized[key] = self._last = gen
+        return gen
 
     def srcad_function(self) -> Callable:
         """This derivative as a generated Python function (same parameters, returning the
@@ -228,7 +265,8 @@ class _Derivative:
         if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
             with watch(getattr(self._func, "__name__", "f"), args, kwargs):
                 return self(*args, **kwargs)
-        args = (*self._prefix, *args)
+        if self._prefix:
+            args = (*self._prefix, *args)
         if not kwargs and not self._has_aux:
             result = self._call_plain(args)
             if result is not _SLOW:
@@ -266,6 +304,24 @@ class _Derivative:
 
 
 _SLOW = object()
+_NUMBER = (0, True)
+_NUMBERS = (_NUMBER,)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _facts(args: tuple) -> tuple | None:
+    """``(ndim, no axis of length 1)`` of each argument, if all are NumPy arrays or Python
+    numbers (what :meth:`_Derivative._call_plain` computes inline)."""
+    facts = []
+    for arg in args:
+        kind = type(arg)
+        if kind is np.ndarray:
+            facts.append((arg.ndim, 1 not in arg.shape))
+        elif kind is float or kind is int:
+            facts.append(_NUMBER)
+        else:
+            return None
+    return tuple(facts)
 
 
 def _not_scalar(func: Callable, value: Any) -> None:
@@ -278,7 +334,7 @@ def _not_scalar(func: Callable, value: Any) -> None:
 def _match_plain(grad: Any, arg: Any, others: tuple) -> Any:
     """:func:`_match` for a Python float or a NumPy array, its common cases first."""
     if type(arg) is float:
-        return grad if is_lazy(grad) else float(grad)
+        return grad if type(grad) is float or is_lazy(grad) else float(grad)
     if (
         type(grad) is np.ndarray
         and grad.shape == arg.shape
@@ -632,7 +688,8 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
     forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
     if isinstance(df, _Derivative):
-        return df.generated().source
+        # the code its last call ran (specialized for its arguments), else the general code
+        return (df._last or df.generated()).source
     text = getattr(df, "srcad_source", None)  # a vjp's pullback
     if text is not None:
         return text

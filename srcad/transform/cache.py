@@ -30,11 +30,12 @@ def cached(
     mode: str,
     has_aux: bool = False,
     structures: tuple = (),
+    facts: tuple | None = None,
 ) -> Generated:
     """The derivative of ``func`` (``mode``: grad, vjp or jvp), transformed again only when
     stale."""
     global builds
-    key, cells = _key(func, wrt, single, mode, has_aux, structures)
+    key, cells = _key(func, wrt, single, mode, has_aux, structures, facts)
     found = _CACHE.get(key)
     if found is not None and _valid(found, cells):
         return found[1]
@@ -45,7 +46,7 @@ def cached(
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                found = (cells, transform(func, wrt, single, mode, has_aux, structures))
+                found = (cells, transform(func, wrt, single, mode, has_aux, structures, facts))
             finally:
                 _BUILDING.discard(key)
             builds += 1

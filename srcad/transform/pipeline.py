@@ -49,6 +49,9 @@ class Generated:
     wrt: list[str]
     snapshot: Snapshot
     backward: Callable | None = None
+    #: whether ``function`` returns ``(value, grads)`` (grad mode; gradient mode when the
+    #: output was not proved a scalar) rather than the gradients alone
+    returns_value: bool = True
 
 
 def normalize(
@@ -85,6 +88,7 @@ def transform(
     mode: str,
     has_aux: bool = False,
     structures: tuple = (),
+    facts: tuple | None = None,
 ) -> Generated:
     """Transform ``func`` into its derivative: reverse mode (``mode``: grad or vjp) or
     forward mode (``mode="jvp"``: the function takes the parameters, then one tangent per
@@ -94,6 +98,9 @@ def transform(
     ``((value, aux), grads)`` (grad) or ``((value, aux), residuals)`` (vjp).
     ``structures`` pairs parameter indices with pytree structures: those parameters become
     one parameter per leaf, and the gradients come back flat, leaf by leaf.
+    ``facts`` specializes reverse mode for NumPy arrays and Python numbers: one
+    ``(ndim, full)`` per positional argument (``full``: no axis of length 1); the code then
+    says ``np`` and ``math`` instead of asking the arguments for their namespace.
     """
     source = parse_function(func)
     unbind_namespaces(source)
@@ -113,14 +120,17 @@ def transform(
     if mode == "jvp":
         result = forward(tree, source, namer, wrt_names)
     else:
-        result = reverse(tree, source, namer, wrt_names, single, mode)
+        ranks = dict(zip(params, facts)) if facts is not None else None
+        result = reverse(tree, source, namer, wrt_names, single, mode, ranks)
     functions = result if isinstance(result, list) else [result]
     texts = []
     for function in functions:
         optimize(function, namer)
-        rebind(function, source, namer, free)
+        rebind(function, source, namer, free, numpy_only=facts is not None)
         texts.append(to_source(function))
     text = "\n".join(texts)
+    if facts is not None:
+        text = _specialized_for(params, facts) + text
     label = f"{mode} of {source.name} ({source.filename}:{source.first_line})"
     scope = compile_source(text, namer.globals, label)
     compiled = [scope[f.name] for f in functions]
@@ -128,7 +138,21 @@ def transform(
         compiled[0].__defaults__ = func.__defaults__
         compiled[0].__kwdefaults__ = func.__kwdefaults__
     backward = compiled[1] if len(compiled) > 1 else None
-    return Generated(compiled[0], text, params, wrt_names, Snapshot(func, free), backward)
+    returns_value = getanno(functions[0], "returns_value") is not False
+    return Generated(
+        compiled[0], text, params, wrt_names, Snapshot(func, free), backward, returns_value
+    )
+
+
+def _specialized_for(params: list[str], facts: tuple) -> str:
+    """A comment line saying what arguments specialized code is for."""
+    parts = []
+    for name, (ndim, full) in zip(params, facts):
+        if ndim == 0 and full:
+            parts.append(f"{name} a number or 0-d")
+        else:
+            parts.append(f"{name} {ndim}-d" + ("" if full else " (may have length-1 axes)"))
+    return "# for NumPy arrays and Python numbers: " + ", ".join(parts) + "\n"
 
 
 def _free_names(tree: gast.FunctionDef, source: Source) -> dict[str, Any]:

@@ -52,20 +52,45 @@ class _Rebind(gast.NodeTransformer):
 
 
 def rebind(
-    tree: gast.FunctionDef, source: Source, namer: Namer, free: dict[str, Any]
+    tree: gast.FunctionDef,
+    source: Source,
+    namer: Namer,
+    free: dict[str, Any],
+    numpy_only: bool = False,
 ) -> gast.FunctionDef:
-    """Rewrite free-name reads in ``tree`` (see module docstring)."""
+    """Rewrite free-name reads in ``tree`` (see module docstring). With ``numpy_only`` (code
+    specialized for NumPy arrays and Python numbers) the namespaces are ``np`` and
+    ``math`` themselves, not asked of the arguments at each call."""
     xp_name = getanno(tree, "xp_name")
-    rebinder = _Rebind(free, namer, xp_name, namer.fresh("xm"))
+    xm_name = namer.bind_global(math, "math") if numpy_only else namer.fresh("xm")
+    rebinder = _Rebind(free, namer, xp_name, xm_name)
     rebinder.visit(tree)
     _drop_unused_namespace(tree, xp_name)
-    if rebinder.math_used:
+    if numpy_only and xp_name is not None:
+        _static_namespace(tree, xp_name, namer.bind_global(numpy, "np"))
+    elif rebinder.math_used:
         helper = namer.bind_global(math_namespace, "math_namespace")
         params = [a.id for a in tree.args.args if a.id != getanno(tree, "residuals_param")]
         line = build.assign(rebinder.xm_name, build.call(helper, *map(build.load, params)))
         at = 1 if _starts_with_unpack(tree) else 0
         tree.body.insert(at, line)
     return tree
+
+
+def _static_namespace(tree: gast.FunctionDef, xp_name: str, np_name: str) -> None:
+    """Drop ``xp = array_namespace(...)`` and say ``np`` wherever ``xp`` was read."""
+    tree.body = [
+        stmt
+        for stmt in tree.body
+        if not (
+            isinstance(stmt, gast.Assign)
+            and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id == xp_name
+        )
+    ]
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id == xp_name:
+            node.id = np_name
 
 
 def _starts_with_unpack(tree: gast.FunctionDef) -> bool:

@@ -21,7 +21,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
-from srcad.transform.analyses.shapes import SameShape, analyse_shapes
+from srcad.transform.analyses.shapes import Rank, SameShape, analyse_ranks, analyse_shapes
 from srcad.transform.analyses.tbr import (
     Recording,
     definitions,
@@ -79,6 +79,8 @@ class _Context:
     setitem: str | None = None
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
+    #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
+    ranks: dict[str, Rank] = field(default_factory=dict)
 
     def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
@@ -700,12 +702,56 @@ class _ReadAdjoints(gast.NodeTransformer):
             value, operand = node.args
             if self.sweep.ctx.shapes.same(operand, self.result):
                 return value
+            exact = self.exact_unbroadcast(value, operand)
+            if exact is not None:
+                return exact
             if isinstance(operand, gast.Name) and operand.id not in self.sweep.available:
                 # the operand's value is gone by now: leave the gradient broadcast, and let
                 # whoever reads this adjoint reduce it (see _BROADCAST_TRANSPARENT)
                 self.lazy = True
                 return value
+        if isinstance(func, gast.Name) and len(node.args) == 3 and not node.keywords:
+            helper = self.sweep.ctx.namer.globals.get(func.id)
+            if helper in (accumulate.grad_matmul_lhs, accumulate.grad_matmul_rhs):
+                return self.plain_matmul(node, helper is accumulate.grad_matmul_lhs)
         return node
+
+    def result_rank(self) -> Rank | None:
+        """The rank of the op's result, when its adjoint has exactly the result's shape."""
+        result = self.result
+        if not isinstance(result, gast.Name) or self.sweep.is_loose(result.id):
+            return None
+        return self.sweep.ctx.ranks.get(result.id)
+
+    def exact_unbroadcast(self, value: gast.expr, operand: gast.expr) -> gast.expr | None:
+        """``unbroadcast(g, x)`` as the reduction it is, when ranks say which: ``g`` itself
+        or ``g.sum(axis=0)`` (``x`` has no axis of length 1, so only leading axes were
+        added)."""
+        result = self.result_rank()
+        x = self.sweep.ctx.ranks.get(operand.id) if isinstance(operand, gast.Name) else None
+        if result is None or x is None or not x[1] or result[0] < x[0]:
+            return None
+        lead = result[0] - x[0]
+        if lead == 0:
+            return value
+        axis = build.const(0) if lead == 1 else build.tuple_([build.const(k) for k in range(lead)])
+        return gast.Call(
+            func=build.attr(value, "sum"),
+            args=[],
+            keywords=[gast.keyword(arg="axis", value=axis)],
+        )
+
+    def plain_matmul(self, node: gast.Call, lhs: bool) -> gast.expr:
+        """``g @ b.T`` / ``a.T @ g`` for the gradient of ``a @ b`` with both 2-d."""
+        g, a, b = node.args
+        ranks = self.sweep.ctx.ranks
+        if self.result_rank() is None or not all(
+            isinstance(x, gast.Name) and ranks.get(x.id, (None,))[0] == 2 for x in (a, b)
+        ):
+            return node
+        if lhs:
+            return build.binop(g, gast.MatMult(), build.attr(b, "T"))
+        return build.binop(build.attr(a, "T"), gast.MatMult(), g)
 
 
 def _multiple_results(stmt: gast.Assign, ctx: _Context) -> bool:
@@ -799,6 +845,7 @@ def reverse(
     wrt: list[str],
     single: bool,
     mode: str = "grad",
+    facts: dict[str, Rank] | None = None,
 ) -> gast.FunctionDef | list[gast.FunctionDef]:
     """Build the gradient function of the normalized ``tree`` with respect to ``wrt``.
 
@@ -806,6 +853,11 @@ def reverse(
     gradients alone, a function that can be differentiated again); ``mode="vjp"`` gives a
     forward function returning ``(value, residuals)`` and a backward function
     ``(residuals, cotangent) -> grads``.
+
+    ``facts`` gives the ``(ndim, full)`` of the parameters for code specialized to
+    arguments of those ranks: exact reductions instead of broadcasting helpers, and in
+    ``"gradient"`` mode the value is returned too (``"returns_value"`` on the result) unless
+    the ranks prove it a scalar (the caller checks that the function's output is one).
     """
     body = list(tree.body)
     ret = body.pop()
@@ -835,6 +887,8 @@ def reverse(
         {}, stable, getanno(tree, "setitem"),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
+    if facts is not None:
+        ctx.ranks = analyse_ranks(body, source, local, facts)
     seeds = [ctx.adjoint_names.setdefault(o, namer.adjoint(o)) for o in outputs]
     seed = seeds[0]
     available = set(stable) | loop_targets(body)
@@ -902,7 +956,10 @@ def reverse(
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])
     if mode in ("grad", "gradient"):
-        with_value = mode == "grad"
+        with_value = mode == "grad" or (
+            facts is not None and ctx.ranks.get(output, (None,))[0] != 0
+        )
+        setanno(new, "returns_value", with_value)
         new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
         seed_line = _generated(build.assign(seed, build.const(1.0)))
         result = build.tuple_([value_expr, grads_expr]) if with_value else grads_expr

@@ -134,6 +134,7 @@ def test_callee_is_transformed_once_and_shared():
     from srcad.transform import cache
 
     srcad.grad(mlp, wrt=(0, 1, 2))(vec(4, 3), vec(2, 4), vec(3))
+    srcad.value_and_grad(mlp, wrt=(0, 1, 2))(vec(4, 3), vec(2, 4), vec(3))
     before = cache.builds
     srcad.grad(mlp, wrt=(0, 1, 2))(vec(4, 3), vec(2, 4), vec(3))
     srcad.value_and_grad(mlp, wrt=(0, 1, 2))(vec(4, 3), vec(2, 4), vec(3))

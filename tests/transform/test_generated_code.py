@@ -69,7 +69,8 @@ def test_inspect_and_tracebacks_see_generated_lines():
 
 
 def test_transformation_is_cached():
-    srcad.grad(g.scalar_poly, wrt=1).generated()
+    srcad.grad(g.scalar_poly, wrt=1)(0.5, 2.0)
+    srcad.value_and_grad(g.scalar_poly, wrt=1)(0.5, 2.0)
     before = cache.builds
     d = srcad.grad(g.scalar_poly, wrt=1)
     d(0.5, 2.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from srcad.adjoints.registry import Attribute, Operator
 from srcad.transform.frontend import Source
@@ -201,3 +202,254 @@ def _scalar_operands(
             for arg in op.args:
                 if isinstance(arg, gast.Name):
                     shapes.union(arg.id, SameShape.SCALAR)
+
+
+# ---------------------------------------------------------------- ranks, from argument facts
+
+#: A value's rank fact: ``(ndim, full)``, where ``full`` means no axis has length 1 (so
+#: broadcasting against it only adds leading axes, never stretches one of its own).
+Rank = tuple[int, bool]
+_TOP = "<any>"  # not computed yet (the optimistic start of the fixpoint)
+_FULL_SCALAR: Rank = (0, True)
+_WHOLE_REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
+_CREATORS = (np.zeros, np.ones, np.empty, np.full)
+_BROADCASTING = {"Add", "Sub", "Mult", "Div", "Pow", "Mod", "FloorDiv"}
+
+
+def analyse_ranks(
+    body: list[gast.stmt], source: Source, local: set[str], params: dict[str, Rank]
+) -> dict[str, Rank]:
+    """The ``(ndim, full)`` of every local name whose values all have one, given the
+    parameters' (facts of the arguments the function is specialized for).
+
+    Each name's values are joined over all its assignments; a name assigned from itself (a
+    loop-carried value) starts optimistic and keeps a fact only if every assignment agrees
+    with it, so each value has the fact because the values it is computed from do.
+    """
+    defs: dict[str, list[gast.expr]] = {}
+    other: set[str] = set()
+    counters: set[str] = set()
+    for stmt in _all_statements(body):
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], gast.Name):
+                defs.setdefault(stmt.targets[0].id, []).append(stmt.value)
+                continue
+        if isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name):
+            if _is_range(stmt.iter, source, local):
+                counters.add(stmt.target.id)
+                continue
+        parts = [stmt.target] if isinstance(stmt, gast.For) else []
+        if not isinstance(stmt, _COMPOUND):
+            parts = [stmt]
+        for part in parts:  # names bound some other way: unpacking, loop targets, ...
+            for sub in gast.walk(part):
+                if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                    other.add(sub.id)
+    facts: dict[str, object] = {}
+    for name in set(defs) | counters:
+        facts[name] = _TOP
+    for name in counters:
+        facts[name] = _FULL_SCALAR if name not in defs else _TOP
+    for name in other:
+        facts[name] = None
+    for name, rank in params.items():
+        if name in other or name in counters:
+            continue
+        facts[name] = rank if name not in defs else _TOP
+    starts = {n: r for n, r in params.items() if n in defs}
+    evaluate = _RankOf(facts, source, local, counters)
+    evaluate.shapes = {
+        name: values[0]
+        for name, values in defs.items()
+        if len(values) == 1 and isinstance(values[0], gast.Attribute) and values[0].attr == "shape"
+    }
+    evaluate.lengths = {
+        name: values[0]
+        for name, values in defs.items()
+        if len(values) == 1 and isinstance(values[0], gast.Subscript)
+    }
+    evaluate.params = {n: r for n, r in params.items() if n not in defs and n not in other}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(defs):
+            if facts[name] is None:
+                continue
+            joined: object = starts.get(name, _TOP)
+            if name in counters:
+                joined = _join(joined, _FULL_SCALAR)
+            for value in defs[name]:
+                joined = _join(joined, evaluate(value))
+            if joined != facts[name]:
+                facts[name] = joined
+                changed = True
+    return {n: r for n, r in facts.items() if r is not None and r is not _TOP}
+
+
+def _join(a: object, b: object) -> object:
+    if a is _TOP:
+        return b
+    if b is _TOP:
+        return a
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return (a[0], a[1] and b[1])
+
+
+def _all_statements(body: list[gast.stmt]):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _COMPOUND):
+            yield from _all_statements(stmt.body)
+            yield from _all_statements(stmt.orelse)
+
+
+def _is_range(expr: gast.expr, source: Source, local: set[str]) -> bool:
+    return (
+        isinstance(expr, gast.Call)
+        and isinstance(expr.func, gast.Name)
+        and expr.func.id not in local
+        and source.lookup(expr.func.id) is range
+    )
+
+
+class _RankOf:
+    """The rank fact of an expression (``_TOP`` when an operand is not computed yet)."""
+
+    def __init__(self, facts: dict, source: Source, local: set[str], ints: set[str]) -> None:
+        self.facts = facts
+        self.source = source
+        self.local = local
+        self.ints = ints
+        self.shapes: dict[str, gast.expr] = {}
+        self.lengths: dict[str, gast.expr] = {}
+        self.params: dict[str, Rank] = {}
+
+    def __call__(self, expr: gast.expr) -> object:
+        if isinstance(expr, gast.Constant):
+            value = expr.value
+            return _FULL_SCALAR if isinstance(value, (int, float)) else None
+        if isinstance(expr, gast.Name):
+            return self.facts.get(expr.id) if expr.id in self.local else None
+        if isinstance(expr, gast.UnaryOp):
+            return self(expr.operand) if isinstance(expr.op, (gast.USub, gast.UAdd)) else None
+        if isinstance(expr, gast.BinOp):
+            a, b = self(expr.left), self(expr.right)
+            if a is None or b is None:
+                return None
+            if a is _TOP or b is _TOP:
+                return _TOP
+            name = type(expr.op).__name__
+            if name in _BROADCASTING:
+                n = max(a[0], b[0])
+                return (n, (a[1] and a[0] == n) or (b[1] and b[0] == n))
+            if name == "MatMult" and a[0] in (1, 2) and b[0] in (1, 2):
+                n = a[0] + b[0] - 2
+                return (n, (a[1] or a[0] == 1) and (b[1] or b[0] == 1))
+            return None
+        if isinstance(expr, gast.Attribute):
+            if expr.attr in ("ndim", "size"):
+                return _FULL_SCALAR
+            if expr.attr == "T":
+                x = self(expr.value)
+                return x if x is _TOP or x is None or x[0] <= 2 else None
+            return None
+        if isinstance(expr, gast.Subscript):
+            return self.subscript(expr)
+        if isinstance(expr, gast.Call):
+            return self.call(expr)
+        return None
+
+    def subscript(self, expr: gast.Subscript) -> object:
+        base, index = expr.value, expr.slice
+        if self.is_shape(base):
+            return _FULL_SCALAR if _is_int(index) else None
+        integer = _is_int(index) or (isinstance(index, gast.Name) and index.id in self.ints)
+        x = self(base)
+        if not integer or x is None or x is _TOP:
+            return x if x is _TOP and integer else None
+        return (x[0] - 1, x[1]) if x[0] >= 1 else None
+
+    def nonunit(self, expr: gast.expr) -> bool:
+        """Whether ``expr`` is a length of an axis of a parameter with no axis of length 1."""
+        if isinstance(expr, gast.Name):
+            found = self.lengths.get(expr.id)
+            if found is None:
+                return False
+            expr = found
+        if not (isinstance(expr, gast.Subscript) and _is_int(expr.slice)):
+            return False
+        base = expr.value
+        if isinstance(base, gast.Name):
+            base = self.shapes.get(base.id, base)
+        if not (isinstance(base, gast.Attribute) and isinstance(base.value, gast.Name)):
+            return False
+        rank = self.params.get(base.value.id)
+        return base.attr == "shape" and rank is not None and rank[1]
+
+    def is_shape(self, expr: gast.expr) -> bool:
+        """Whether ``expr`` is an array's shape (``x.shape``, or a name assigned it)."""
+        if isinstance(expr, gast.Name):
+            expr = self.shapes.get(expr.id, expr)
+        return isinstance(expr, gast.Attribute) and expr.attr == "shape"
+
+    def call(self, expr: gast.Call) -> object:
+        op = classify(expr, self.source, self.local)
+        if op.callee is float or getattr(op.callee, "__module__", None) == "math":
+            return _FULL_SCALAR  # on NumPy arrays and numbers, math gives a float
+        rule = op.rule
+        name = getattr(rule, "name", None)
+        if name in _WHOLE_REDUCTIONS and len(op.args) == 1:
+            return self.reduction(op.args[0], op.keywords)
+        if name == "concatenate" and len(op.args) == 1 and isinstance(op.args[0], gast.List):
+            parts = [self(e) for e in op.args[0].elts]
+            if not parts or any(p is None for p in parts):
+                return None
+            if any(p is _TOP for p in parts):
+                return _TOP
+            if len({p[0] for p in parts}) != 1 or parts[0][0] == 0:
+                return None
+            return (parts[0][0], all(p[1] for p in parts))
+        if rule is not None and rule.shape_preserving and len(op.args) == 1 and not op.keywords:
+            return self(op.args[0])
+        callee = op.callee
+        if callee in _CREATORS and op.args and isinstance(op.args[0], gast.Tuple):
+            dims = op.args[0].elts
+            return (len(dims), all(self.nonunit(d) for d in dims))
+        if (
+            getattr(callee, "__name__", None) == "stop_gradient"
+            and getattr(callee, "__module__", None) == "srcad.api"
+            and len(op.args) == 1
+        ):
+            return self(op.args[0])
+        return None
+
+    def reduction(self, x: gast.expr, keywords: dict[str, gast.expr]) -> object:
+        if not set(keywords) <= {"axis", "keepdims"}:
+            return None
+        axis = keywords.get("axis", build_none())
+        keep = keywords.get("keepdims", gast.Constant(value=False, kind=None))
+        if not isinstance(keep, gast.Constant) or keep.value not in (True, False):
+            return None
+        if isinstance(axis, gast.Constant) and axis.value is None:
+            return _FULL_SCALAR if not keep.value else None
+        if not _is_int(axis):
+            return None
+        rank = self(x)
+        if rank is None or rank is _TOP:
+            return rank
+        if rank[0] == 0:
+            return None
+        return (rank[0], False) if keep.value else (rank[0] - 1, rank[1])
+
+
+def build_none() -> gast.Constant:
+    return gast.Constant(value=None, kind=None)
+
+
+def _is_int(node: gast.expr) -> bool:
+    return (
+        isinstance(node, gast.Constant)
+        and isinstance(node.value, int)
+        and not isinstance(node.value, bool)
+    )
