@@ -41,9 +41,10 @@ def any_lazy(args: tuple, kwargs: dict) -> bool:
     if module is None:
         return False
     kind = module.Array
-    return any(isinstance(a, kind) for a in args) or any(
-        isinstance(a, kind) for a in kwargs.values()
-    )
+    for arg in args:  # a plain loop: this runs on every call of a derivative
+        if isinstance(arg, kind):
+            return True
+    return bool(kwargs) and any(isinstance(arg, kind) for arg in kwargs.values())
 
 
 _state = threading.local()  # .name: the function being differentiated; .get: its scheduler
