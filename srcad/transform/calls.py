@@ -191,8 +191,11 @@ class BuildInProgress(RuntimeError):
     """The callee is being transformed already (a recursive call)."""
 
 
-class CallVJP:
-    """Forward and backward of calls to one user function, transformed on first use."""
+class _CallHandle:
+    """Calls of one user function from generated code, its derivative transformed on first
+    use (in the subclass's ``mode``) and again when stale."""
+
+    mode = ""
 
     def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
         self.func, self.args, self.kwargs = user_callee(obj)
@@ -201,15 +204,21 @@ class CallVJP:
         self._generated = None
 
     def generated(self) -> Any:
-        """The callee's compiled forward/backward pair, transformed again when stale."""
+        """The callee's compiled derivative, transformed again when stale."""
         gen = self._generated
         if gen is None or not gen.snapshot.current():
             from srcad.transform.cache import cached
 
             gen = self._generated = cached(
-                self.func, self.wrt, False, "vjp", False, self.structures
+                self.func, self.wrt, False, self.mode, False, self.structures
             )
         return gen
+
+
+class CallVJP(_CallHandle):
+    """Forward and backward of calls to one user function (reverse mode)."""
+
+    mode = "vjp"
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` of the call."""
@@ -230,26 +239,14 @@ class CallVJP:
         return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
 
 
-class CallJVP:
-    """Forward-mode calls to one user function, transformed on first use."""
+class CallJVP(_CallHandle):
+    """Forward-mode calls to one user function."""
+
+    mode = "jvp"
 
     def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
-        self.func, self.args, self.kwargs = user_callee(obj)
-        self.wrt = tuple(len(self.args) + k for k in wrt)
-        self.structures = structures
+        super().__init__(obj, wrt, structures)
         self.signature = inspect.signature(self.func)
-        self._generated = None
-
-    def generated(self) -> Any:
-        """The callee's compiled forward-mode function, transformed again when stale."""
-        gen = self._generated
-        if gen is None or not gen.snapshot.current():
-            from srcad.transform.cache import cached
-
-            gen = self._generated = cached(
-                self.func, self.wrt, False, "jvp", False, self.structures
-            )
-        return gen
 
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""

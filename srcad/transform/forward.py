@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.adjoints.registry import lookup_tangent
-from srcad.errors import NoAdjointError
 from srcad.runtime import inplace, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
@@ -49,9 +48,7 @@ from srcad.transform.ops import (
     tape_call,
     tape_names,
 )
-from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate
-
-_BUILTIN_CONTAINERS = ("Tuple", "List", "Dict")
+from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, rule_operands
 
 
 @dataclass
@@ -173,23 +170,7 @@ class _Forward:
             elements = gast.List(elts=[self.tangent_of(e) for e in op.args], ctx=gast.Load())
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
         rule = lookup_tangent(op.key)
-        if rule is None:
-            if op.label in _BUILTIN_CONTAINERS:
-                raise self.source.error(
-                    "building a container of differentiable values is not supported yet", where
-                )
-            raise self.source.error(
-                f"no tangent rule for {op.label}: srcad cannot differentiate this call in "
-                "forward mode; register one with srcad.tangent" + missing_rule_hint(op.callee),
-                where,
-                NoAdjointError,
-            )
-        try:
-            bound = bind(rule, op.args, op.keywords)
-        except TemplateError as exc:
-            raise self.source.error(
-                f"{op.label}: arguments not supported for differentiation ({exc})", where
-            ) from None
+        bound = rule_operands(rule, op, self.source, where, tangent=True)
         primal = [stmt]
         result = name
         if name in operand_names(stmt.value):

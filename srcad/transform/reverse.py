@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoAdjointError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -39,7 +38,6 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import (
-    UNKNOWN,
     annotate_purity,
     classify,
     differentiable_operand_names,
@@ -47,7 +45,13 @@ from srcad.transform.ops import (
     tape_call,
     tape_names,
 )
-from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
+from srcad.transform.templates import (
+    ADJOINT,
+    TemplateError,
+    instantiate,
+    rule_operands,
+    stored_params,
+)
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
 #: shape (elementwise templates, and products whose helpers reduce it first).
@@ -477,23 +481,7 @@ class _Sweep:
         if not differentiable_operand_names(stmt.value, op) & ctx.activity.varied:
             return []  # e.g. an output that does not depend on what is differentiated
         rule = op.rule
-        if rule is None:
-            if op.key is UNKNOWN and op.label in ("Tuple", "List", "Dict"):
-                raise source.error(
-                    "building a container of differentiable values is not supported yet", where
-                )
-            raise source.error(
-                f"no adjoint rule for {op.label}: srcad cannot differentiate this call; "
-                "register one with srcad.adjoints.adjoint" + missing_rule_hint(op.callee),
-                where,
-                NoAdjointError,
-            )
-        try:
-            bound = bind(rule, op.args, op.keywords)
-        except TemplateError as exc:
-            raise source.error(
-                f"{op.label}: arguments not supported for differentiation ({exc})", where
-            ) from None
+        bound = rule_operands(rule, op, source, where)
         if rule.name not in _LIST_AWARE:
             for node in bound.values():
                 if isinstance(node, gast.Name) and node.id in source.lists:
@@ -982,6 +970,7 @@ def reverse(
         build.call(namer.bind_global(inplace.copied, "copied"), build.load(n)) for n in finals
     ])  # fmt: skip
     top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    maybe_unset = set()
     for name in residual_names:
         if (
             name in local
@@ -991,6 +980,7 @@ def reverse(
         ):
             # assigned only inside a branch or loop that may not run: still a residual
             prologue.append(_generated(build.assign(name, build.const(None)), False))
+            maybe_unset.add(name)
     fwd = copy.copy(tree)
     setanno(fwd, "xp_name", ctx.xp_name)
     fwd.name = namer.fresh(tree.name + "_fwd")
@@ -1010,8 +1000,14 @@ def reverse(
             ctx.tape_name, build.call(tape_class, build.load(ctx.tape_name))), False))  # fmt: skip
         reset = namer.bind_global(inplace.reset, "reset")
         for name, final in finals.items():
-            bwd_body.append(_generated(gast.Expr(value=build.call(
-                reset, build.load(name), build.load(final))), False))  # fmt: skip
+            put_back = _generated(gast.Expr(value=build.call(
+                reset, build.load(name), build.load(final))), False)  # fmt: skip
+            if name in maybe_unset:  # still None where its branch or loop did not run
+                test = gast.Compare(
+                    left=build.load(name), ops=[gast.IsNot()], comparators=[build.const(None)]
+                )
+                put_back = gast.If(test=test, body=[put_back], orelse=[])
+            bwd_body.append(put_back)
     bwd = gast.FunctionDef(
         name=namer.fresh(tree.name + "_bwd"), args=bwd_args,
         body=[*bwd_body, *backward, build.ret(grads_expr)],

@@ -44,6 +44,37 @@ def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> d
     return result
 
 
+def rule_operands(
+    rule: Rule | None, op: Any, source: Any, where: gast.AST, tangent: bool = False
+) -> dict[str, Any]:
+    """The op's operands bound to its rule's parameters; a located error when the op has
+    no rule (of the kind asked for) or its arguments do not fit the rule."""
+    from srcad.errors import NoAdjointError
+    from srcad.transform.calls import missing_rule_hint
+
+    if rule is None:
+        if op.label in ("Tuple", "List", "Dict"):
+            raise source.error(
+                "building a container of differentiable values is not supported yet", where
+            )
+        kind = (
+            "tangent rule for {}: srcad cannot differentiate this call in forward mode; "
+            "register one with srcad.tangent"
+            if tangent
+            else "adjoint rule for {}: srcad cannot differentiate this call; register one "
+            "with srcad.adjoints.adjoint"
+        )
+        raise source.error(
+            "no " + kind.format(op.label) + missing_rule_hint(op.callee), where, NoAdjointError
+        )
+    try:
+        return bind(rule, op.args, op.keywords)
+    except TemplateError as exc:
+        raise source.error(
+            f"{op.label}: arguments not supported for differentiation ({exc})", where
+        ) from None
+
+
 def _constant(value: Any) -> gast.expr:
     if isinstance(value, tuple):
         return build.tuple_([_constant(v) for v in value])
