@@ -982,7 +982,6 @@ def reverse(
         build.call(namer.bind_global(inplace.copied, "copied"), build.load(n)) for n in finals
     ])  # fmt: skip
     top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
-    maybe_unset = set()
     for name in residual_names:
         if (
             name in local
@@ -992,7 +991,6 @@ def reverse(
         ):
             # assigned only inside a branch or loop that may not run: still a residual
             prologue.append(_generated(build.assign(name, build.const(None)), False))
-            maybe_unset.add(name)
     fwd = copy.copy(tree)
     setanno(fwd, "xp_name", ctx.xp_name)
     fwd.name = namer.fresh(tree.name + "_fwd")
@@ -1014,7 +1012,7 @@ def reverse(
         for name, final in finals.items():
             put_back = _generated(gast.Expr(value=build.call(
                 reset, build.load(name), build.load(final))), False)  # fmt: skip
-            if name in maybe_unset:  # still None where its branch or loop did not run
+            if name not in top:  # None where its branch or loop did not run
                 test = gast.Compare(
                     left=build.load(name), ops=[gast.IsNot()], comparators=[build.const(None)]
                 )
