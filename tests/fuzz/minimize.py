@@ -1,0 +1,144 @@
+"""Shrink a failing fuzz program to a small one that fails the same way.
+
+    .venv/bin/python tests/fuzz/minimize.py SEED            # a seed of test_programs.py
+    .venv/bin/python tests/fuzz/minimize.py program.py      # a module defining f(x, y, w)
+
+Greedy, to a fixed point: drop a statement, replace an ``if``/``for``/``while`` by its body,
+replace a call or an operation by one of its operands. A candidate is kept when checking it
+fails with the same kind of error (exception type and the first words of its message); the
+program printed at the end is the regression test's body.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from programs import ProgramWriter  # noqa: E402
+from test_programs import SECOND_ORDER_EVERY, check_program  # noqa: E402
+
+
+def signature(exc: BaseException) -> tuple[str, str]:
+    """The kind of a failure: its type and the start of its message, numbers and temporary
+    paths taken out."""
+    text = str(exc).split("\n")[0]
+    text = re.sub(r"/tmp/\S+|<srcad \d+[^>]*>", "F", text)
+    text = re.sub(r"[-+]?\d[\d.e+-]*|_t\d+", "#", text)
+    return type(exc).__name__, text[:60]
+
+
+def failure(source: str, seed: int, shape: tuple[int, ...], order: int):
+    try:
+        check_program(source, seed, shape, order)
+    except Exception as exc:  # noqa: BLE001  (any failure is a candidate to keep)
+        return signature(exc)
+    return None
+
+
+def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def candidates(source: str) -> Iterator[str]:
+    """Programs one step smaller than ``source``."""
+    tree = ast.parse(source)
+    count = sum(len(b) for b in _bodies(tree))
+    for k in range(count):
+        for action in ("drop", "inline"):
+            new = copy.deepcopy(tree)
+            seen = 0
+            for block in _bodies(new):
+                if seen + len(block) > k:
+                    stmt = block[k - seen]
+                    if action == "drop" and not isinstance(stmt, ast.FunctionDef):
+                        if len(block) == 1:
+                            block[0] = ast.Pass()
+                        else:
+                            del block[k - seen]
+                    elif action == "inline" and isinstance(stmt, (ast.If, ast.For, ast.While)):
+                        block[k - seen : k - seen + 1] = stmt.body
+                    else:
+                        break
+                    yield _unparse(new)
+                    break
+                seen += len(block)
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.BinOp, ast.Subscript))]
+    for index in range(len(nodes)):
+        node = nodes[index]
+        parts = node.args if isinstance(node, ast.Call) else None
+        if isinstance(node, ast.BinOp):
+            parts = [node.left, node.right]
+        elif isinstance(node, ast.Subscript):
+            parts = [node.value]
+        for part in parts or []:
+            if isinstance(part, ast.Starred):
+                continue
+            new = copy.deepcopy(tree)
+            target = [
+                n for n in ast.walk(new) if isinstance(n, (ast.Call, ast.BinOp, ast.Subscript))
+            ]
+            _replace(new, target[index], copy.deepcopy(part))
+            yield _unparse(new)
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+                        return
+
+
+def _unparse(tree: ast.AST) -> str:
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def minimize(
+    source: str, seed: int, shape: tuple[int, ...], order: int, log: Callable = print
+) -> str:
+    wanted = failure(source, seed, shape, order)
+    if wanted is None:
+        raise SystemExit("the program does not fail")
+    log(f"failure: {wanted}")
+    changed = True
+    while changed:
+        changed = False
+        for smaller in candidates(source):
+            if len(smaller) < len(source) and failure(smaller, seed, shape, order) == wanted:
+                source, changed = smaller, True
+                log(f"  {len(source)} characters")
+                break
+    return source
+
+
+def main(argv: list[str]) -> None:
+    target = argv[0]
+    if target.isdigit():
+        seed = int(target)
+        order = 2 if seed % SECOND_ORDER_EVERY == 0 else 1
+        writer = ProgramWriter(seed, second_order=order == 2)
+        source, shape = writer.program(), writer.shape
+    else:
+        source = Path(target).read_text()
+        seed, order = int(argv[1]), int(argv[2])
+        shape = tuple(int(n) for n in argv[3].split(","))
+    print(minimize(source, seed, shape, order))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
