@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoAdjointError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -39,7 +38,6 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import (
-    UNKNOWN,
     annotate_purity,
     classify,
     differentiable_operand_names,
@@ -47,7 +45,13 @@ from srcad.transform.ops import (
     tape_call,
     tape_names,
 )
-from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, stored_params
+from srcad.transform.templates import (
+    ADJOINT,
+    TemplateError,
+    instantiate,
+    rule_operands,
+    stored_params,
+)
 
 #: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
 #: shape (elementwise templates, and products whose helpers reduce it first).
@@ -477,23 +481,7 @@ class _Sweep:
         if not differentiable_operand_names(stmt.value, op) & ctx.activity.varied:
             return []  # e.g. an output that does not depend on what is differentiated
         rule = op.rule
-        if rule is None:
-            if op.key is UNKNOWN and op.label in ("Tuple", "List", "Dict"):
-                raise source.error(
-                    "building a container of differentiable values is not supported yet", where
-                )
-            raise source.error(
-                f"no adjoint rule for {op.label}: srcad cannot differentiate this call; "
-                "register one with srcad.adjoints.adjoint" + missing_rule_hint(op.callee),
-                where,
-                NoAdjointError,
-            )
-        try:
-            bound = bind(rule, op.args, op.keywords)
-        except TemplateError as exc:
-            raise source.error(
-                f"{op.label}: arguments not supported for differentiation ({exc})", where
-            ) from None
+        bound = rule_operands(rule, op, source, where)
         if rule.name not in _LIST_AWARE:
             for node in bound.values():
                 if isinstance(node, gast.Name) and node.id in source.lists:
