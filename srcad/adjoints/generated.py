@@ -64,6 +64,9 @@ from srcad.runtime.tangents import (
 )
 
 nondifferentiable(
+    accumulate.joined_views,
+    accumulate.joined_shape,
+    accumulate.join_axis,
     array_namespace,
     math_namespace,
     accumulate.zeros_like,
@@ -629,3 +632,13 @@ def cast_gradient_adjoint(y, g, like, other):
 @tangent(accumulate.cast_gradient, static=("like", "other"))
 def cast_gradient_tangent(y, g, like, other):
     d[y] = accumulate.cast_gradient(d[g], like, other)
+
+
+@adjoint(accumulate.piece_of, static=("xs", "i", "axis"))
+def piece_of_adjoint(y, g, xs, i, axis=0):
+    d[g] = concatenated_piece(d[y], g, xs, i, axis)
+
+
+@tangent(accumulate.piece_of, static=("xs", "i", "axis"))
+def piece_of_tangent(y, g, xs, i, axis=0):
+    d[y] = accumulate.piece_of(d[g], xs, i, axis)

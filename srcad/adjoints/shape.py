@@ -8,9 +8,12 @@ from srcad.runtime.accumulate import (
     along_axis_index,
     cast_gradient,
     inverse_axes,
+    join_axis,
+    joined_shape,
+    joined_views,
+    piece_of,
     rolled_position,
     unbroadcast,
-    unconcatenate,
     undiag,
     undiff,
     unpad,
@@ -86,9 +89,36 @@ def broadcast_to(y, x, shape):
 
 @adjoint(np.concatenate)
 def concatenate(y, arrays, axis=0):
-    pieces = unconcatenate(d[y], arrays, axis)
     for i, x in enumerate(arrays):
-        d[x] = pieces[i]
+        d[x] = piece_of(d[y], arrays, i, axis)
+
+
+@adjoint(np.hstack)
+def hstack(y, arrays):
+    views = joined_views(arrays, "h")
+    for i, x in enumerate(arrays):
+        d[x] = xp.reshape(piece_of(d[y], views, i, join_axis(arrays, "h")), xp.shape(x))
+
+
+@adjoint(np.vstack)
+def vstack(y, arrays):
+    views = joined_views(arrays, "v")
+    for i, x in enumerate(arrays):
+        d[x] = xp.reshape(piece_of(d[y], views, i, 0), xp.shape(x))
+
+
+@adjoint(np.dstack)
+def dstack(y, arrays):
+    views = joined_views(arrays, "d")
+    for i, x in enumerate(arrays):
+        d[x] = xp.reshape(piece_of(d[y], views, i, 2), xp.shape(x))
+
+
+@adjoint(np.column_stack)
+def column_stack(y, arrays):
+    views = joined_views(arrays, "c")
+    for i, x in enumerate(arrays):
+        d[x] = xp.reshape(piece_of(d[y], views, i, 1), xp.shape(x))
 
 
 @adjoint(np.stack)
@@ -279,6 +309,42 @@ def broadcast_to_tangent(y, x, shape):
 def concatenate_tangent(y, arrays, axis=0):
     for i, x in enumerate(arrays):
         d[y] = concatenated_piece(d[x], y, arrays, i, axis)
+
+
+@tangent(np.hstack)
+def hstack_tangent(y, arrays):
+    for i, x in enumerate(arrays):
+        d[y] = concatenated_piece(
+            xp.reshape(d[x], joined_shape(x, "h")),
+            y,
+            joined_views(arrays, "h"),
+            i,
+            join_axis(arrays, "h"),
+        )
+
+
+@tangent(np.vstack)
+def vstack_tangent(y, arrays):
+    for i, x in enumerate(arrays):
+        d[y] = concatenated_piece(
+            xp.reshape(d[x], joined_shape(x, "v")), y, joined_views(arrays, "v"), i, 0
+        )
+
+
+@tangent(np.dstack)
+def dstack_tangent(y, arrays):
+    for i, x in enumerate(arrays):
+        d[y] = concatenated_piece(
+            xp.reshape(d[x], joined_shape(x, "d")), y, joined_views(arrays, "d"), i, 2
+        )
+
+
+@tangent(np.column_stack)
+def column_stack_tangent(y, arrays):
+    for i, x in enumerate(arrays):
+        d[y] = concatenated_piece(
+            xp.reshape(d[x], joined_shape(x, "c")), y, joined_views(arrays, "c"), i, 1
+        )
 
 
 @tangent(np.stack)

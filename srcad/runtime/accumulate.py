@@ -581,3 +581,41 @@ def cast_gradient(g: Any, like: Any, other: Any) -> Any:
         return xp.zeros(tuple(like.shape), dtype=like.dtype if kinds[0] == "f" else float)
     g = xp.asarray(g)
     return xp.astype(g, like.dtype) if g.dtype != like.dtype else g
+
+
+def joined_shape(x: Any, kind: str) -> tuple[int, ...]:
+    """The shape ``x`` takes inside ``np.hstack`` (``"h"``), ``vstack`` (``"v"``),
+    ``dstack`` (``"d"``) or ``column_stack`` (``"c"``) before they concatenate."""
+    shape = _shape(x)
+    if kind == "v":
+        return shape if len(shape) >= 2 else (1, *shape) if shape else (1, 1)
+    if kind == "d":
+        if len(shape) >= 3:
+            return shape
+        return (1, *shape, 1) if len(shape) == 1 else (*shape, 1) if shape else (1, 1, 1)
+    if kind == "c" and len(shape) < 2:
+        return (shape[0] if shape else 1, 1)
+    return shape if shape else (1,)
+
+
+def join_axis(arrays: Sequence[Any], kind: str) -> int:
+    """The axis those functions concatenate along."""
+    if kind == "h":
+        return 1 if len(_shape(arrays[0])) > 1 else 0
+    return {"v": 0, "d": 2, "c": 1}[kind]
+
+
+def joined_views(arrays: Sequence[Any], kind: str) -> list[Any]:
+    """Stand-ins (only their shapes are read) for the arrays as they are concatenated."""
+    return [numpy.broadcast_to(numpy.zeros(()), joined_shape(x, kind)) for x in arrays]
+
+
+def piece_of(g: Any, xs: Sequence[Any], i: int, axis: int | None = 0) -> Any:
+    """The part of ``g`` (the gradient of ``concatenate(xs, axis)``) where ``xs[i]`` went."""
+    if axis is None:
+        sizes = [math.prod(_shape(x)) for x in xs]
+        start = sum(sizes[:i])
+        return array_namespace(g).reshape(g[start : start + sizes[i]], _shape(xs[i]))
+    axis = axis % len(_shape(g))
+    start = sum(_shape(x)[axis] for x in xs[:i])
+    return g[(slice(None),) * axis + (slice(start, start + _shape(xs[i])[axis]),)]
