@@ -121,6 +121,12 @@ def column_stack(y, arrays):
         d[x] = xp.reshape(piece_of(d[y], views, i, 1), xp.shape(x))
 
 
+@adjoint(np.append)
+def numpy_append(y, arr, values, axis=None):
+    d[arr] = piece_of(d[y], (arr, values), 0, axis)
+    d[values] = piece_of(d[y], (arr, values), 1, axis)
+
+
 @adjoint(np.stack)
 def stack(y, arrays, axis=0):
     pieces = unstack(d[y], axis)
@@ -345,6 +351,12 @@ def column_stack_tangent(y, arrays):
         d[y] = concatenated_piece(
             xp.reshape(d[x], joined_shape(x, "c")), y, joined_views(arrays, "c"), i, 1
         )
+
+
+@tangent(np.append)
+def numpy_append_tangent(y, arr, values, axis=None):
+    d[y] = concatenated_piece(d[arr], y, (arr, values), 0, axis)
+    d[y] = concatenated_piece(d[values], y, (arr, values), 1, axis)
 
 
 @tangent(np.stack)

@@ -52,6 +52,8 @@ def test_shape_op(expr, shape):
         ("np.concatenate([x, y], axis=1)", (2, 3), (2, 3)),
         ("np.concatenate((x, y, x), axis=-1)", (2, 3), (2, 3)),
         ("np.stack([x, y])", (2, 3), (2, 3)),
+        ("np.append(x, y)", (2, 3), (4,)),
+        ("np.append(x, y, axis=0)", (2, 3), (1, 3)),
         ("np.hstack([x, y])", (3,), (2,)),
         ("np.hstack((x, y, x))", (2, 3), (2, 1)),
         ("np.vstack([x, y])", (3,), (3,)),
