@@ -132,8 +132,10 @@ def parse_function(func: Callable) -> Source:
         )
     code = func.__code__
     try:
-        lines, first_line = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or code.co_filename
+        # the code's own source: inspect follows __wrapped__ for a function, which would
+        # give the undecorated function's source for a functools.wraps wrapper
+        lines, first_line = inspect.getsourcelines(code)
+        filename = inspect.getsourcefile(code) or code.co_filename
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
             f"the source of {func.__qualname__} is unavailable ({exc}); srcad needs the "
