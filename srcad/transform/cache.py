@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from srcad.errors import UnsupportedConstructError
 from srcad.transform.calls import BuildInProgress
 from srcad.transform.pipeline import Generated, transform
 
@@ -47,6 +49,15 @@ def cached(
             _BUILDING.add(key)
             try:
                 found = (cells, transform(func, wrt, single, mode, has_aux, structures, facts))
+            except RecursionError:
+                code = func.__code__
+                raise UnsupportedConstructError(
+                    f"{func.__qualname__} nests expressions or blocks too deeply for srcad "
+                    f"(Python's recursion limit, {sys.getrecursionlimit()}, was reached while "
+                    "transforming it); split it with intermediate names or helper functions",
+                    filename=code.co_filename,
+                    lineno=code.co_firstlineno,
+                ) from None
             finally:
                 _BUILDING.discard(key)
             builds += 1
