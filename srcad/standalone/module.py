@@ -68,6 +68,10 @@ class ModuleWriter:
         """A module-level name for ``key``: ``preferred`` unless something else holds it."""
         if key in self._name:
             return self._name[key]
+        # (names come from user objects, whose __name__ can be any string: never code)
+        preferred = "".join(c for c in preferred if c.isalnum() or c == "_") or "f"
+        if not preferred.isidentifier():
+            preferred = "_" + preferred
         name, k = preferred, 1
         while name in self._owner or name in _KEYWORDS:
             k += 1

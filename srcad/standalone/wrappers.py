@@ -45,7 +45,7 @@ def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: st
     raw = writer.generated(gen.source, gen.function.__globals__, ("gen", id(gen)), label)
     writer.keep(gen)
     kind = "value_and_grad" if with_value else "grad"
-    name = writer.claim(key, f"{kind}_of_{func.__name__}")
+    name = writer.claim(key, f"{kind}_of_{func.__code__.co_name}")
     fit = writer.helper(exported.fit_gradients, label)
 
     trees = dict(structures)
@@ -64,7 +64,7 @@ def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: st
         )
 
     signature = _signature(params, func, label)
-    described = f"srcad.{kind}({func.__name__}, wrt={wrt[0] if single else wrt!r}"
+    described = f"srcad.{kind}({func.__code__.co_name}, wrt={wrt[0] if single else wrt!r}"
     described += ", has_aux=True)" if has_aux else ")"
     if structures:
         shapes = "".join(f"    {params[k]}: {_describe(t)}\n" for k, t in structures)
@@ -124,11 +124,11 @@ def forward(writer: ModuleWriter, jvp: Any, call: tuple | None, where: str) -> s
     writer.sources.setdefault(label, user_source(func, label))
     raw = writer.generated(gen.source, gen.function.__globals__, ("gen", id(gen)), label)
     writer.keep(gen)
-    name = writer.claim(key, f"jvp_of_{func.__name__}")
+    name = writer.claim(key, f"jvp_of_{func.__code__.co_name}")
     chosen = ", ".join(f"tangents[{k}]" for k in wrt)
     text = (
         f"def {name}(f, primals, tangents):\n"
-        f'    """srcad.jvp({func.__name__}, primals, tangents), compiled by srcad for the '
+        f'    """srcad.jvp({func.__code__.co_name}, primals, tangents), compiled by srcad for the '
         f'tangents of arguments {wrt}."""\n'
         f"    return {raw[gen.function.__name__]}(*primals, {chosen})\n"
     )
