@@ -38,11 +38,15 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 bench: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.run
 
-# a long differential-fuzzing campaign over fresh seeds (FUZZ_START, FUZZ_COUNT to choose)
+# a long differential-fuzzing campaign over fresh seeds (FUZZ_START, FUZZ_COUNT to choose;
+# FUZZ_HYPOTHESIS programs drawn by hypothesis, which shrinks a failure); shrink a failing
+# seed with `$(PY) tests/fuzz/minimize.py SEED` (docs/reliability.md)
 FUZZ_START ?= 100000
 FUZZ_COUNT ?= 2000
+FUZZ_HYPOTHESIS ?= 200
 fuzz: $(VENV)/.installed
-	SRCAD_FUZZ_START=$(FUZZ_START) SRCAD_FUZZ_COUNT=$(FUZZ_COUNT) $(PY) -m pytest -q tests/fuzz
+	SRCAD_FUZZ_START=$(FUZZ_START) SRCAD_FUZZ_COUNT=$(FUZZ_COUNT) \
+	SRCAD_FUZZ_HYPOTHESIS=$(FUZZ_HYPOTHESIS) $(PY) -m pytest -q -rf tests/fuzz
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check srcad tests examples benchmarks

@@ -102,7 +102,7 @@ class ProgramWriter:
             inner = self.expr(names, depth + 1)
             forms = [
                 "np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)",
-                "np.exp(np.tanh({}) * 0.5)", "np.sqrt(1.0 + {0} * {0})",
+                "np.exp(np.tanh({}) * 0.5)", "np.sqrt(1.0 + ({0}) * ({0}))",
                 "np.log(1.5 + np.sin({}))", "np.abs({})", "helper({}, 0.5)",
                 "branchy({}, {t})", "({} ** 2 * 0.25)",
             ]  # fmt: skip

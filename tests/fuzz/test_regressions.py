@@ -181,3 +181,12 @@ def slice_in_a_loop(x, y, n):
 def test_second_order_where_the_gradient_fills_an_array_in_a_loop(n):
     # the same for a loop that runs no turn (fuzz seed 32 again, shrunk further)
     srcad.check_grad(slice_in_a_loop, X2, Y, n, wrt=(0, 1), order=2, modes=("fwd", "rev"))
+
+
+# generator defects the campaigns found (programs that were not valid, not srcad bugs) -------
+def test_the_generator_parenthesizes_what_it_squares():
+    # fuzz seed 100191 wrote np.sqrt(1.0 + a - c * a - c) for np.sqrt(1.0 + (a - c) * (a - c))
+    from programs import ProgramWriter
+
+    assert "np.sqrt(1.0 + a - c * a - c)" not in ProgramWriter(100191).program()
+    assert "np.sqrt(1.0 + (a - c) * (a - c))" in ProgramWriter(100191).program()
