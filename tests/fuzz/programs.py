@@ -91,6 +91,10 @@ class ProgramWriter:
                     (f"np.mean({name}, axis=-1, keepdims=True)", False),
                 ]
             )
+            if name == "u" and "[" in code and not code.startswith("np."):
+                # a view of the array updated in place would alias it (srcad refuses that
+                # with a clear error when the view is read after an update): copy instead
+                code = f"({code} * 1.0)"
             return Expr(code, full)
         return Expr(name, full)
 
