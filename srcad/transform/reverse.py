@@ -35,6 +35,7 @@ from srcad.transform.calls import missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls, unpacked_names
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer, clone, names
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
@@ -225,7 +226,7 @@ class _Sweep:
                 if parts is not None:
                     # an update in place: save only the part it overwrites
                     helper = self.ctx.namer.bind_global(inplace.saved, "saved")
-                    part = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]))
+                    part = build.call(helper, build.load(parts[0]), clone(parts[1]))
                     push = build.call(build.attr(build.load(self.ctx.tape_name), "push"), part)
                     return [_generated(gast.Expr(value=push), False), stmt], self.assign_backward
                 pushes = [
@@ -296,7 +297,7 @@ class _Sweep:
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
-        backward = [copy.deepcopy(s) for s in body if id(s) in self.plan.recomputed]
+        backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
         return backward
@@ -320,7 +321,7 @@ class _Sweep:
         if not body and not orelse:
             return []
         self.read_by(stmt, [stmt.test])
-        return [gast.If(test=copy.deepcopy(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
+        return [gast.If(test=clone(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
 
     def loop_backward(self, owner: gast.stmt, deferred, header) -> list[gast.stmt]:
         """The reversed loop body run until the adjoints it carries are the same each time."""
@@ -361,8 +362,8 @@ class _Sweep:
             def header(body: list[gast.stmt]) -> gast.For:
                 reverse = self.ctx.namer.bind_global(reversed, "reversed")
                 return gast.For(
-                    target=copy.deepcopy(s.target),
-                    iter=build.call(reverse, copy.deepcopy(s.iter)),
+                    target=clone(s.target),
+                    iter=build.call(reverse, clone(s.iter)),
                     body=body,
                     orelse=[],
                     type_comment=None,
@@ -433,7 +434,7 @@ class _Sweep:
         if id(stmt) in self.plan.pushed and parts is not None:
             helper = ctx.namer.bind_global(inplace.restore, "restore")
             pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
-            call = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]), pop)
+            call = build.call(helper, build.load(parts[0]), clone(parts[1]), pop)
             out.append(_generated(gast.Expr(value=call), False))
         elif id(stmt) in self.plan.pushed:
             # pushed in order, so popped in reverse
@@ -632,12 +633,10 @@ class _Sweep:
             return None
         g = build.load(self.adj(name))
         dx = self.adj(x)
-        index = copy.deepcopy(bound["index"])
+        index = clone(bound["index"])
         if rule.name == "getitem":
             part = gast.Subscript(value=build.load(dx), slice=index, ctx=gast.Load())
-            target = gast.Subscript(
-                value=build.load(dx), slice=copy.deepcopy(index), ctx=gast.Store()
-            )
+            target = gast.Subscript(value=build.load(dx), slice=clone(index), ctx=gast.Store())
             stmt = gast.Assign(
                 targets=[target], value=build.binop(part, gast.Add(), g), type_comment=None
             )
@@ -669,7 +668,7 @@ def _is_helper(obj: object) -> bool:
     return getattr(obj, "__module__", "") == accumulate.__name__
 
 
-class _ReadAdjoints(gast.NodeTransformer):
+class _ReadAdjoints(Transformer):
     """``d[y]`` reads become adjoint names; unbroadcasts are elided where shapes allow."""
 
     def __init__(self, sweep: _Sweep, result: gast.Name) -> None:
@@ -691,7 +690,7 @@ class _ReadAdjoints(gast.NodeTransformer):
             name = node.slice.id
             if name in self.uniform:
                 self.used_uniform = True
-                return copy.deepcopy(self.uniform[name])
+                return clone(self.uniform[name])
             return build.load(self.renamed.get(name) or self.sweep.adj(name))
         return self.generic_visit(node)
 
@@ -815,27 +814,26 @@ def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
     body[:] = rewrite_bodies(body, block)
 
 
-def _live_nodes(stmts: list[gast.AST]):
-    """Every node of ``stmts``, leaving out statements superseded by a later rewrite."""
-    todo = list(stmts)
-    while todo:
-        node = todo.pop()
-        if getanno(node, "superseded", False):
+def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
+    """Every Name in ``stmts``, leaving out statements superseded by a later rewrite."""
+    out: list[gast.Name] = []
+    for stmt in stmts:
+        if getanno(stmt, "superseded", False):
             continue
-        yield node
-        todo.extend(gast.iter_child_nodes(node))
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            out.extend(names(stmt.test) if isinstance(stmt, (gast.If, gast.While)) else [])
+            if isinstance(stmt, gast.For):
+                out.extend(names(stmt.target) + names(stmt.iter))
+            out.extend(_live_names(stmt.body) + _live_names(stmt.orelse))
+        else:
+            out.extend(names(stmt))
+    return out
 
 
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
-    adjoints = set(ctx.adjoint_names.values())
-    return {
-        n.id
-        for n in _live_nodes(stmts)
-        if isinstance(n, gast.Name)
-        and isinstance(n.ctx, gast.Load)
-        and n.id in ctx.local
-        and n.id not in adjoints
-    }
+    local = ctx.local
+    found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
+    return found.difference(ctx.adjoint_names.values()) if found else found
 
 
 def reverse(
@@ -951,7 +949,7 @@ def reverse(
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
-    value_expr: gast.expr = ret.value if not returned else copy.deepcopy(returned[0])
+    value_expr: gast.expr = ret.value if not returned else clone(returned[0])
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])

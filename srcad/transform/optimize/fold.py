@@ -12,6 +12,7 @@ from srcad.runtime import accumulate
 from srcad.transform import build
 from srcad.transform.anno import getanno
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer
 
 _ARITHMETIC = {
     gast.Add: operator.add,
@@ -61,7 +62,7 @@ def _to_node(value: Any) -> gast.expr:
     return build.const(value)
 
 
-class _Fold(gast.NodeTransformer):
+class _Fold(Transformer):
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self.changed = False
