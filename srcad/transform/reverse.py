@@ -148,7 +148,8 @@ class _Sweep:
         adj = self.adj(name)
         self.contributed.add(name)
         was_loose = self.is_loose(name)
-        self.forget_uniform({adj})
+        # a second term makes the adjoint no longer one number broadcast
+        self.forget_uniform({name, adj})
         seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
@@ -535,8 +536,9 @@ class _Sweep:
             return out + scatter
         reader = _ReadAdjoints(self, build.load(name))
         uniform = self.uniform.get(name)
-        if uniform is not None and not self.is_loose(name) and _keeps_shape(rule, op):
-            reader.uniform = {name: uniform[0]}
+        if uniform is not None and not self.is_loose(name):
+            if _keeps_shape(rule, op) or self.operands_keep_shape(rule, op, name):
+                reader.uniform = {name: uniform[0]}
         if name in operand_names(stmt.value):
             # the op reads the name it assigns (only after unpacking or in odd user code):
             # take the incoming gradient aside before the operand's adjoint starts afresh
@@ -544,18 +546,24 @@ class _Sweep:
             out.append(_generated(build.assign(incoming, build.load(self.adj(name)))))
             reader.renamed = {name: incoming}
             self.state.discard(name)
+        read_uniform = fell_back = False
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
                 reader.lazy = False
                 value = reader.visit(tstmt.value)
+                spread = None
                 if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
-                    # the number alone would lose the shape: read the broadcast adjoint
-                    reader.uniform = {}
-                    value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
-                elif reader.used_uniform:
-                    # the broadcast adjoint is read no more: its operand need not be kept
-                    setanno(uniform[1], "superseded", True)
+                    spread = self.spread_uniform(dest, value, name)
+                    if spread is None:
+                        # the number alone would lose the shape: read the broadcast adjoint
+                        reader.uniform = {}
+                        value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
+                    else:
+                        value = spread
+                if reader.used_uniform:
+                    read_uniform = True
+                    fell_back |= not reader.uniform
                 reader.used_uniform = False
                 if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                     loose = reader.lazy or self.reads_loose(value)
@@ -572,7 +580,52 @@ class _Sweep:
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
+        if read_uniform and not fell_back:
+            # the broadcast adjoint is read no more: its operand need not be kept
+            setanno(uniform[1], "superseded", True)
         return out
+
+    def operands_keep_shape(self, rule, op, name: str) -> bool:
+        """Whether ``name = a op b`` is elementwise with both operands certainly of the
+        result's shape (the facts of specialized code prove it for ``x * y`` of two 1-d
+        arrays without length-1 axes)."""
+        if rule.name not in ("add", "sub", "mul", "truediv"):
+            return False
+        return all(isinstance(a, gast.Name) and self.operand_shaped(a.id, name) for a in op.args)
+
+    def operand_shaped(self, operand: str, name: str) -> bool:
+        """Whether ``operand`` of the elementwise op that makes ``name`` certainly has its
+        shape: by shape classes, or by ranks (an operand of the result's rank without
+        axes of length 1 was not broadcast)."""
+        if self.ctx.shapes.same(build.load(operand), build.load(name)):
+            return True
+        ranks = self.ctx.ranks
+        a, y = ranks.get(operand), ranks.get(name)
+        return a is not None and y is not None and a[1] and a[0] == y[0]
+
+    def spread_uniform(self, dest: gast.expr, value: gast.expr, name: str) -> gast.expr | None:
+        """``unreduce(c, a)`` for ``d[a] = c`` where ``c`` is a number made of the uniform
+        adjoint's number alone (``d[a] = d[y]`` of an add, ``-d[y]`` of a subtraction) and
+        ``a`` has the shape of ``y``: the operand's adjoint is uniform in turn, and its
+        readers may use ``c`` itself."""
+        if not (
+            isinstance(dest, gast.Subscript)
+            and isinstance(dest.slice, gast.Name)
+            and getattr(dest.value, "id", None) == ADJOINT
+        ):
+            return None
+        seed = operand_names(self.uniform[name][0])
+        for node in gast.walk(value):
+            if isinstance(node, gast.Name):
+                if node.id not in seed:
+                    return None
+            elif not isinstance(node, _NUMBER_PARTS):
+                return None
+        operand = dest.slice.id
+        if not self.operand_shaped(operand, name):
+            return None
+        helper = self.ctx.namer.bind_global(accumulate.unreduce, "unreduce")
+        return build.call(helper, value, build.load(operand))
 
     def multiple_results_adjoint(
         self, stmt: gast.Assign, rule, bound: dict, where: gast.AST, label: str
@@ -751,6 +804,10 @@ class _ReadAdjoints(Transformer):
         if lhs:
             return build.binop(g, gast.MatMult(), build.attr(b, "T"))
         return build.binop(build.attr(a, "T"), gast.MatMult(), g)
+
+
+#: what an expression of numbers is made of (with names of numbers)
+_NUMBER_PARTS = (gast.Constant, gast.UnaryOp, gast.BinOp, gast.operator, gast.unaryop, gast.Load)
 
 
 def _multiple_results(stmt: gast.Assign, ctx: _Context) -> bool:
