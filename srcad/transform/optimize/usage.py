@@ -6,6 +6,7 @@ from collections import Counter
 
 import gast
 
+from srcad.transform.anno import _KEY as _ANNO
 from srcad.transform.nodes import clone, loads, names, stores
 from srcad.transform.normalize.walk import own_parts
 
@@ -101,6 +102,9 @@ class Rename:
         self.names = names or {}
         self.loads = loads or {}
 
+    #: the statement being visited: an edit inside it clears its folded mark
+    _stmt: gast.stmt | None = None
+
     def visit(self, node: gast.AST) -> gast.AST:
         if type(node) is _Name:
             return self._name(node)
@@ -109,12 +113,27 @@ class Rename:
 
     def _name(self, node: gast.Name) -> gast.AST:
         if node.id in self.loads and isinstance(node.ctx, gast.Load):
+            self._edited()
             return clone(self.loads[node.id])
         if node.id in self.names:
             node.id = self.names[node.id]
+            self._edited()
         return node
 
+    def _edited(self) -> None:
+        anno = getattr(self._stmt, _ANNO, None)
+        if anno:
+            anno.pop("folded", None)
+
     def _inside(self, node: gast.AST) -> None:
+        if isinstance(node, gast.stmt):
+            outer, self._stmt = self._stmt, node
+            self._fields(node)
+            self._stmt = outer
+        else:
+            self._fields(node)
+
+    def _fields(self, node: gast.AST) -> None:
         fields = node.__dict__
         for key, value in fields.items():
             if type(value) is _Name:
