@@ -164,6 +164,7 @@ class _Derivative:
         self._generated: dict[tuple, Generated] = {}
         # code specialized for the ranks of NumPy arrays and Python numbers, by those facts
         self._specialized: dict[tuple, Generated] = {}
+        self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
         self._signature = inspect.signature(func)
         params = self._signature.parameters.values()
@@ -193,49 +194,62 @@ class _Derivative:
     def _call_plain(self, args: tuple) -> Any:
         """The common call, checked cheaply: every argument given, each a NumPy array or a
         Python number, Python floats and floating-point arrays differentiated. It runs code
-        specialized for the arguments' ranks; ``_SLOW`` (nothing run) for any other call."""
+        specialized for the arguments' ranks; ``_SLOW`` (nothing run) for any other call.
+
+        The arguments' types, ranks and dtype kinds key a plan made on the first such call:
+        the specialized code, and whether the differentiated arguments are all floats."""
         if len(args) != self._arity:
             return _SLOW
         key = ()
         for arg in args:
             kind = type(arg)
             if kind is float or kind is int:
-                key += _NUMBERS
+                key += (kind,)
             elif kind is np.ndarray:
-                key += ((arg.ndim, 1 not in arg.shape),)
+                key += ((arg.ndim, 1 not in arg.shape, arg.dtype.kind),)
             else:
                 return _SLOW
-        leaves = [args[k] for k in self._wrt]
-        for leaf in leaves:
-            kind = type(leaf)
-            if not (kind is float or kind is np.ndarray and leaf.dtype.kind == "f"):
-                return _SLOW
-        gen = self._specialized.get(key)
-        if gen is None or not gen.snapshot.current():
-            gen = self._specialize(key)
+        plan = self._plans.get(key) or self._plan(key)
+        gen, floats = plan
+        if gen is None:
+            return _SLOW  # an argument that is not differentiable: the checks say why
+        if not gen.snapshot.current():
+            gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
             if type(value) is not float and len(_shape(value)) != 0:
                 _not_scalar(self._func, value)
         else:
-            grads = gen.function(*args)
-        if self._single:
-            grads = _match_plain(grads, leaves[0], args)
-        elif self._floats(leaves):  # numbers: a float for each (nothing can alias)
-            grads = tuple([g if type(g) is float else float(g) for g in grads])
+            value, grads = None, gen.function(*args)
+        if floats:  # numbers: a float for each (nothing can alias)
+            if self._single:
+                if type(grads) is not float:
+                    grads = float(grads)
+            else:
+                for g in grads:
+                    if type(g) is not float:
+                        grads = tuple([g if type(g) is float else float(g) for g in grads])
+                        break
+        elif self._single:
+            grads = _match_plain(grads, args[self._wrt[0]], args)
         else:
             fixed: list[Any] = []
-            for g, leaf in zip(grads, leaves):
-                fixed.append(_match_plain(g, leaf, (*args, *fixed)))
+            for g, k in zip(grads, self._wrt):
+                fixed.append(_match_plain(g, args[k], (*args, *fixed)))
             grads = tuple(fixed)
         return (value, grads) if self._with_value else grads
 
-    @staticmethod
-    def _floats(leaves: list[Any]) -> bool:
-        for leaf in leaves:
-            if type(leaf) is not float:
-                return False
-        return True
+    def _plan(self, key: tuple) -> tuple[Generated | None, bool]:
+        """What calls with arguments of ``key`` (see :meth:`_call_plain`) run."""
+        leaves = [key[k] for k in self._wrt]
+        if not all(leaf is float or type(leaf) is tuple and leaf[2] == "f" for leaf in leaves):
+            return None, False
+        facts = tuple(_NUMBER if type(k) is type else k[:2] for k in key)
+        gen = self._specialized.get(facts)
+        if gen is None or not gen.snapshot.current():
+            gen = self._specialize(facts)
+        plan = self._plans[key] = (gen, all(leaf is float for leaf in leaves))
+        return plan
 
     def _specialize(self, key: tuple) -> Generated:
         mode = "grad" if self._with_value else "gradient"
@@ -262,15 +276,15 @@ class _Derivative:
         return list(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
-            with watch(getattr(self._func, "__name__", "f"), args, kwargs):
-                return self(*args, **kwargs)
         if self._prefix:
             args = (*self._prefix, *args)
         if not kwargs and not self._has_aux:
-            result = self._call_plain(args)
+            result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
             if result is not _SLOW:
                 return result
+        if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
+            with watch(getattr(self._func, "__name__", "f"), args, kwargs):
+                return self(*args[len(self._prefix) :], **kwargs)
         values = self._bound(args, kwargs) if kwargs else list(args)
         for index in self._wrt:
             if index >= len(values):
@@ -305,7 +319,6 @@ class _Derivative:
 
 _SLOW = object()
 _NUMBER = (0, True)
-_NUMBERS = (_NUMBER,)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 

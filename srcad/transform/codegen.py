@@ -19,9 +19,16 @@ _serial = itertools.count(1)
 def to_source(tree: gast.AST) -> str:
     """Readable Python source for ``tree``; comment markers become ``#`` comments."""
     node = gast.gast_to_ast(tree)
-    for part in ast.walk(node):
-        if isinstance(part, (ast.If, ast.For, ast.While, ast.FunctionDef)) and not part.body:
-            part.body = [ast.Pass()]
+    todo = [node]
+    while todo:  # statements only: expressions hold no bodies
+        part = todo.pop()
+        if isinstance(part, (ast.If, ast.For, ast.While, ast.FunctionDef)):
+            if not part.body:
+                part.body = [ast.Pass()]
+            todo.extend(part.body)
+            todo.extend(getattr(part, "orelse", ()))
+        elif isinstance(part, ast.Module):
+            todo.extend(part.body)
     ast.fix_missing_locations(node)
     lines = []
     for line in ast.unparse(node).splitlines():

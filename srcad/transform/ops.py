@@ -21,6 +21,7 @@ from srcad.transform import build
 from srcad.transform.anno import setanno
 from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source
+from srcad.transform.nodes import names
 from srcad.transform.normalize.walk import all_statements
 
 DYNAMIC_GETITEM = Operator("SubscriptDynamic")
@@ -165,9 +166,7 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
 
 def operand_names(value: gast.expr) -> set[str]:
     """Names an expression reads."""
-    return {
-        n.id for n in gast.walk(value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
+    return {n.id for n in names(value) if isinstance(n.ctx, gast.Load)}
 
 
 def differentiable_operand_names(value: gast.expr, op: Op) -> set[str]:

@@ -20,9 +20,10 @@ from srcad.transform import build
 from srcad.transform.anno import getanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer, names
 
 
-class _Rebind(gast.NodeTransformer):
+class _Rebind(Transformer):
     def __init__(
         self, free: dict[str, Any], namer: Namer, xp_name: str | None, xm_name: str
     ) -> None:
@@ -88,8 +89,8 @@ def _static_namespace(tree: gast.FunctionDef, xp_name: str, np_name: str) -> Non
             and stmt.targets[0].id == xp_name
         )
     ]
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and node.id == xp_name:
+    for node in names(tree):
+        if node.id == xp_name:
             node.id = np_name
 
 

@@ -34,6 +34,7 @@ from srcad.transform.calls import missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls, unpacked_names
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer, clone, names
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
@@ -151,7 +152,8 @@ class _Sweep:
         adj = self.adj(name)
         self.contributed.add(name)
         was_loose = self.is_loose(name)
-        self.forget_uniform({adj})
+        # a second term makes the adjoint no longer one number broadcast
+        self.forget_uniform({name, adj})
         seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
@@ -229,7 +231,7 @@ class _Sweep:
                 if parts is not None:
                     # an update in place: save only the part it overwrites
                     helper = self.ctx.namer.bind_global(inplace.saved, "saved")
-                    part = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]))
+                    part = build.call(helper, build.load(parts[0]), clone(parts[1]))
                     push = build.call(build.attr(build.load(self.ctx.tape_name), "push"), part)
                     return [_generated(gast.Expr(value=push), False), stmt], self.assign_backward
                 pushes = [
@@ -300,7 +302,7 @@ class _Sweep:
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
-        backward = [copy.deepcopy(s) for s in body if id(s) in self.plan.recomputed]
+        backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
         return backward
@@ -324,7 +326,7 @@ class _Sweep:
         if not body and not orelse:
             return []
         self.read_by(stmt, [stmt.test])
-        return [gast.If(test=copy.deepcopy(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
+        return [gast.If(test=clone(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
 
     def loop_backward(self, owner: gast.stmt, deferred, header) -> list[gast.stmt]:
         """The reversed loop body run until the adjoints it carries are the same each time."""
@@ -365,8 +367,8 @@ class _Sweep:
             def header(body: list[gast.stmt]) -> gast.For:
                 reverse = self.ctx.namer.bind_global(reversed, "reversed")
                 return gast.For(
-                    target=copy.deepcopy(s.target),
-                    iter=build.call(reverse, copy.deepcopy(s.iter)),
+                    target=clone(s.target),
+                    iter=build.call(reverse, clone(s.iter)),
                     body=body,
                     orelse=[],
                     type_comment=None,
@@ -437,7 +439,7 @@ class _Sweep:
         if id(stmt) in self.plan.pushed and parts is not None:
             helper = ctx.namer.bind_global(inplace.restore, "restore")
             pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
-            call = build.call(helper, build.load(parts[0]), copy.deepcopy(parts[1]), pop)
+            call = build.call(helper, build.load(parts[0]), clone(parts[1]), pop)
             out.append(_generated(gast.Expr(value=call), False))
         elif id(stmt) in self.plan.pushed:
             # pushed in order, so popped in reverse
@@ -522,8 +524,9 @@ class _Sweep:
             return out + scatter
         reader = _ReadAdjoints(self, build.load(name))
         uniform = self.uniform.get(name)
-        if uniform is not None and not self.is_loose(name) and _keeps_shape(rule, op):
-            reader.uniform = {name: uniform[0]}
+        if uniform is not None and not self.is_loose(name):
+            if _keeps_shape(rule, op) or self.operands_keep_shape(rule, op, name):
+                reader.uniform = {name: uniform[0]}
         if name in operand_names(stmt.value):
             # the op reads the name it assigns (only after unpacking or in odd user code):
             # take the incoming gradient aside before the operand's adjoint starts afresh
@@ -531,18 +534,24 @@ class _Sweep:
             out.append(_generated(build.assign(incoming, build.load(self.adj(name)))))
             reader.renamed = {name: incoming}
             self.state.discard(name)
+        read_uniform = fell_back = False
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
                 reader.lazy = False
                 value = reader.visit(tstmt.value)
+                spread = None
                 if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
-                    # the number alone would lose the shape: read the broadcast adjoint
-                    reader.uniform = {}
-                    value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
-                elif reader.used_uniform:
-                    # the broadcast adjoint is read no more: its operand need not be kept
-                    setanno(uniform[1], "superseded", True)
+                    spread = self.spread_uniform(dest, value, name)
+                    if spread is None:
+                        # the number alone would lose the shape: read the broadcast adjoint
+                        reader.uniform = {}
+                        value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
+                    else:
+                        value = spread
+                if reader.used_uniform:
+                    read_uniform = True
+                    fell_back |= not reader.uniform
                 reader.used_uniform = False
                 if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                     loose = reader.lazy or self.reads_loose(value)
@@ -559,7 +568,52 @@ class _Sweep:
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
+        if read_uniform and not fell_back:
+            # the broadcast adjoint is read no more: its operand need not be kept
+            setanno(uniform[1], "superseded", True)
         return out
+
+    def operands_keep_shape(self, rule, op, name: str) -> bool:
+        """Whether ``name = a op b`` is elementwise with both operands certainly of the
+        result's shape (the facts of specialized code prove it for ``x * y`` of two 1-d
+        arrays without length-1 axes)."""
+        if rule.name not in ("add", "sub", "mul", "truediv"):
+            return False
+        return all(isinstance(a, gast.Name) and self.operand_shaped(a.id, name) for a in op.args)
+
+    def operand_shaped(self, operand: str, name: str) -> bool:
+        """Whether ``operand`` of the elementwise op that makes ``name`` certainly has its
+        shape: by shape classes, or by ranks (an operand of the result's rank without
+        axes of length 1 was not broadcast)."""
+        if self.ctx.shapes.same(build.load(operand), build.load(name)):
+            return True
+        ranks = self.ctx.ranks
+        a, y = ranks.get(operand), ranks.get(name)
+        return a is not None and y is not None and a[1] and a[0] == y[0]
+
+    def spread_uniform(self, dest: gast.expr, value: gast.expr, name: str) -> gast.expr | None:
+        """``unreduce(c, a)`` for ``d[a] = c`` where ``c`` is a number made of the uniform
+        adjoint's number alone (``d[a] = d[y]`` of an add, ``-d[y]`` of a subtraction) and
+        ``a`` has the shape of ``y``: the operand's adjoint is uniform in turn, and its
+        readers may use ``c`` itself."""
+        if not (
+            isinstance(dest, gast.Subscript)
+            and isinstance(dest.slice, gast.Name)
+            and getattr(dest.value, "id", None) == ADJOINT
+        ):
+            return None
+        seed = operand_names(self.uniform[name][0])
+        for node in gast.walk(value):
+            if isinstance(node, gast.Name):
+                if node.id not in seed:
+                    return None
+            elif not isinstance(node, _NUMBER_PARTS):
+                return None
+        operand = dest.slice.id
+        if not self.operand_shaped(operand, name):
+            return None
+        helper = self.ctx.namer.bind_global(accumulate.unreduce, "unreduce")
+        return build.call(helper, value, build.load(operand))
 
     def multiple_results_adjoint(
         self, stmt: gast.Assign, rule, bound: dict, where: gast.AST, label: str
@@ -620,12 +674,10 @@ class _Sweep:
             return None
         g = build.load(self.adj(name))
         dx = self.adj(x)
-        index = copy.deepcopy(bound["index"])
+        index = clone(bound["index"])
         if rule.name == "getitem":
             part = gast.Subscript(value=build.load(dx), slice=index, ctx=gast.Load())
-            target = gast.Subscript(
-                value=build.load(dx), slice=copy.deepcopy(index), ctx=gast.Store()
-            )
+            target = gast.Subscript(value=build.load(dx), slice=clone(index), ctx=gast.Store())
             stmt = gast.Assign(
                 targets=[target], value=build.binop(part, gast.Add(), g), type_comment=None
             )
@@ -657,7 +709,7 @@ def _is_helper(obj: object) -> bool:
     return getattr(obj, "__module__", "") == accumulate.__name__
 
 
-class _ReadAdjoints(gast.NodeTransformer):
+class _ReadAdjoints(Transformer):
     """``d[y]`` reads become adjoint names; unbroadcasts are elided where shapes allow."""
 
     def __init__(self, sweep: _Sweep, result: gast.Name) -> None:
@@ -679,7 +731,7 @@ class _ReadAdjoints(gast.NodeTransformer):
             name = node.slice.id
             if name in self.uniform:
                 self.used_uniform = True
-                return copy.deepcopy(self.uniform[name])
+                return clone(self.uniform[name])
             return build.load(self.renamed.get(name) or self.sweep.adj(name))
         return self.generic_visit(node)
 
@@ -740,6 +792,10 @@ class _ReadAdjoints(gast.NodeTransformer):
         if lhs:
             return build.binop(g, gast.MatMult(), build.attr(b, "T"))
         return build.binop(build.attr(a, "T"), gast.MatMult(), g)
+
+
+#: what an expression of numbers is made of (with names of numbers)
+_NUMBER_PARTS = (gast.Constant, gast.UnaryOp, gast.BinOp, gast.operator, gast.unaryop, gast.Load)
 
 
 def _multiple_results(stmt: gast.Assign, ctx: _Context) -> bool:
@@ -803,27 +859,26 @@ def _prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
     body[:] = rewrite_bodies(body, block)
 
 
-def _live_nodes(stmts: list[gast.AST]):
-    """Every node of ``stmts``, leaving out statements superseded by a later rewrite."""
-    todo = list(stmts)
-    while todo:
-        node = todo.pop()
-        if getanno(node, "superseded", False):
+def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
+    """Every Name in ``stmts``, leaving out statements superseded by a later rewrite."""
+    out: list[gast.Name] = []
+    for stmt in stmts:
+        if getanno(stmt, "superseded", False):
             continue
-        yield node
-        todo.extend(gast.iter_child_nodes(node))
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            out.extend(names(stmt.test) if isinstance(stmt, (gast.If, gast.While)) else [])
+            if isinstance(stmt, gast.For):
+                out.extend(names(stmt.target) + names(stmt.iter))
+            out.extend(_live_names(stmt.body) + _live_names(stmt.orelse))
+        else:
+            out.extend(names(stmt))
+    return out
 
 
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
-    adjoints = set(ctx.adjoint_names.values())
-    return {
-        n.id
-        for n in _live_nodes(stmts)
-        if isinstance(n, gast.Name)
-        and isinstance(n.ctx, gast.Load)
-        and n.id in ctx.local
-        and n.id not in adjoints
-    }
+    local = ctx.local
+    found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
+    return found.difference(ctx.adjoint_names.values()) if found else found
 
 
 def reverse(
@@ -939,7 +994,7 @@ def reverse(
     grads_expr = grads[0] if single else build.tuple_(grads)
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
-    value_expr: gast.expr = ret.value if not returned else copy.deepcopy(returned[0])
+    value_expr: gast.expr = ret.value if not returned else clone(returned[0])
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])

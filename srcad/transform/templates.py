@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import copy
 from typing import Any
 
 import gast
@@ -12,6 +11,7 @@ from srcad.adjoints.registry import Rule
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer, clone
 
 #: Name id that marks ``d[...]`` after instantiation; no user identifier can contain NUL.
 ADJOINT = "\x00d"
@@ -81,8 +81,18 @@ def _constant(value: Any) -> gast.expr:
     return build.const(value)
 
 
-def stored_params(rule: Rule) -> set[str]:
+_STORED: dict[int, tuple[Rule, frozenset[str]]] = {}
+
+
+def stored_params(rule: Rule) -> frozenset[str]:
     """Template parameters the rule adds gradient contributions to (``d[p] = ...``)."""
+    found = _STORED.get(id(rule))
+    if found is None or found[0] is not rule:
+        found = _STORED[id(rule)] = (rule, frozenset(_stored_params(rule)))
+    return found[1]
+
+
+def _stored_params(rule: Rule) -> set[str]:
     stored = set()
     loops: dict[str, str] = {}
     for node in gast.walk(gast.Module(body=rule.body, type_ignores=[])):
@@ -104,7 +114,24 @@ def stored_params(rule: Rule) -> set[str]:
     return stored
 
 
-class _Substitute(gast.NodeTransformer):
+_TEMPORARIES: dict[int, tuple[Rule, tuple[str, ...]]] = {}
+
+
+def _temporaries(rule: Rule) -> tuple[str, ...]:
+    """The names the template's statements assign (not a loop's), in order of appearance."""
+    found = _TEMPORARIES.get(id(rule))
+    if found is None or found[0] is not rule:
+        names: dict[str, None] = {}
+        for stmt in rule.body:
+            if not isinstance(stmt, gast.For):
+                for node in gast.walk(stmt):
+                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                        names[node.id] = None
+        found = _TEMPORARIES[id(rule)] = (rule, tuple(names))
+    return found[1]
+
+
+class _Substitute(Transformer):
     def __init__(
         self,
         rule: Rule,
@@ -132,12 +159,12 @@ class _Substitute(gast.NodeTransformer):
         if self.rule.results:
             if name in self.rule.results:
                 if self.rule.variadic:
-                    return gast.List(elts=copy.deepcopy(self.result), ctx=gast.Load())
-                return copy.deepcopy(self.result[self.rule.results.index(name)])
+                    return gast.List(elts=clone(self.result), ctx=gast.Load())
+                return clone(self.result[self.rule.results.index(name)])
         elif name == self.rule.result:
-            return copy.deepcopy(self.result)
+            return clone(self.result)
         if name in self.bound:
-            return copy.deepcopy(self.bound[name])
+            return clone(self.bound[name])
         if name in self.temps:
             node.id = self.temps[name]
         elif name == "xp":
@@ -168,7 +195,7 @@ class _Substitute(gast.NodeTransformer):
                 self.namer,
                 self.xp_name,
             )
-            for stmt in copy.deepcopy(node.body):
+            for stmt in clone(node.body):
                 out.append(inner.visit(stmt))
         return out
 
@@ -182,13 +209,8 @@ def instantiate(
 ) -> list[gast.stmt]:
     """The template's statements with operands, result (a list of results for an op with
     several), temps and globals substituted."""
-    body = copy.deepcopy(rule.body)
-    temps: dict[str, str] = {}
-    for stmt in body:
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                if node.id not in temps and not isinstance(stmt, gast.For):
-                    temps[node.id] = namer.fresh_temp("_" + node.id)
+    body = clone(rule.body)
+    temps = {name: namer.fresh_temp("_" + name) for name in _temporaries(rule)}
     sub = _Substitute(rule, result, bound, temps, namer, xp_name)
     out: list[gast.stmt] = []
     for stmt in body:

@@ -234,3 +234,29 @@ def two_reads_then_sum(x):
 
 def test_shared_gradient_objects_are_never_updated_in_place():
     srcad.check_grad(two_reads_then_sum, vec(3, 2))
+
+
+def summed_and_reused(x):
+    y = x * x
+    z = y * x  # y's adjoint: the sum's ones, then a second term
+    return np.sum(z) + np.sum(y)
+
+
+def test_a_summed_value_read_again_has_no_uniform_adjoint():
+    # the adjoint of y is no longer the sum's ones once z adds to it
+    x = np.array([0.5, 1.5, 2.0])
+    np.testing.assert_allclose(srcad.grad(summed_and_reused)(x), 3 * x**2 + 2 * x)
+    srcad.check_grad(summed_and_reused, vec(4))
+
+
+def sum_of_elementwise(x, y):
+    return np.sum(np.sin(x) * y + x * x - y / x)
+
+
+def test_a_sum_of_same_shaped_terms_seeds_each_with_the_number():
+    x, y = vec(4, low=0.5), vec(4)
+    srcad.check_grad(sum_of_elementwise, x, y)
+    srcad.check_grad(sum_of_elementwise, x.reshape(1, 4), y)  # broadcast: the general way
+    g = srcad.grad(sum_of_elementwise, wrt=(0, 1))
+    g(x, y)
+    assert "unreduce" not in srcad.source(g)  # specialized: no array of ones

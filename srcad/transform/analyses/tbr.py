@@ -109,9 +109,15 @@ def _old_value_needed(definition: Definition, readers: set[int], places: dict[in
 def loop_targets(body: list[gast.stmt]) -> set[str]:
     """Variables of range loops (the backward loop sets them again)."""
     names = set()
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    todo = list(body)
+    while todo:
+        node = todo.pop()
         if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             names.add(node.target.id)
+        if isinstance(node, (gast.If, gast.For, gast.While)):
+            todo.extend(node.body + node.orelse)
+        elif isinstance(node, gast.FunctionDef):
+            todo.extend(node.body)
     return names
 
 

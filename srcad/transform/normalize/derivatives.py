@@ -13,6 +13,7 @@ import gast
 from srcad.transform.calls import JVPFunction
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
 
 #: The derivative factories (``srcad.grad``, ``srcad.value_and_grad``), filled in by the API.
@@ -28,7 +29,7 @@ def fold_derivatives(source: Source, namer: Namer) -> bool:
     return folder.changed
 
 
-class _Fold(gast.NodeTransformer):
+class _Fold(Transformer):
     def __init__(self, source: Source, namer: Namer) -> None:
         self.source = source
         self.namer = namer

@@ -8,6 +8,7 @@ import gast
 
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
+from srcad.transform.nodes import Transformer
 
 BodyRewrite = Callable[[list[gast.stmt]], list[gast.stmt]]
 
@@ -67,7 +68,7 @@ def merged_names(tree: gast.FunctionDef, extra: set[str] | None = None) -> set[s
     } | set(extra or ())
 
 
-class RenameNames(gast.NodeTransformer):
+class RenameNames(Transformer):
     """Rename Name nodes (loads and stores) per a mapping."""
 
     def __init__(self, names: dict[str, str]) -> None:

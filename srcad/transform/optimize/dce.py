@@ -24,10 +24,9 @@ def _sweep(body: list[gast.stmt], live: set[str]) -> tuple[list[gast.stmt], bool
             kept.append(stmt)
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            # conservative: a loop body may read anything the loop reads, on the next turn
             inner_live = set(live)
             if not isinstance(stmt, gast.If):
-                inner_live |= set(reads(stmt))
+                inner_live = _loop_live(stmt, inner_live)
             stmt.body, c1 = _sweep(stmt.body, set(inner_live))
             stmt.orelse, c2 = _sweep(stmt.orelse, set(inner_live))
             changed |= c1 or c2
@@ -53,6 +52,40 @@ def _sweep(body: list[gast.stmt], live: set[str]) -> tuple[list[gast.stmt], bool
         kept.append(stmt)
     kept.reverse()
     return kept, changed
+
+
+def _loop_live(loop: gast.For | gast.While, after: set[str]) -> set[str]:
+    """What is live at the end of a loop's body: what is read after the loop, by its
+    header, or by the body on the next turn before it is assigned (a fixpoint). A value
+    only the loop itself reads (``loss = loss + ...`` in a gradient) is dead."""
+    header = loop.test if isinstance(loop, gast.While) else loop.iter
+    live = after | set(reads(header))
+    while True:
+        more = live | _live_before(loop.body, live)
+        if more == live:
+            return live
+        live = more
+
+
+def _live_before(body: list[gast.stmt], live: set[str]) -> set[str]:
+    """What is live at the start of ``body`` (what :func:`_sweep` keeps reads), given
+    what is live at its end; nested statements count as reading all they read."""
+    live = set(live)
+    for stmt in reversed(body):
+        if build.is_comment(stmt):
+            continue
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+                if target.value.id not in live:
+                    continue
+            else:
+                names = set(assigned(stmt))
+                if getanno(stmt, "pure", False) and not names & live:
+                    continue
+                live -= names
+        live |= set(reads(stmt))
+    return live
 
 
 def drop_dead_code(tree: gast.FunctionDef) -> bool:

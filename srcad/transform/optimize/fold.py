@@ -10,8 +10,9 @@ import gast
 
 from srcad.runtime import accumulate
 from srcad.transform import build
-from srcad.transform.anno import getanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer
 
 _ARITHMETIC = {
     gast.Add: operator.add,
@@ -61,7 +62,11 @@ def _to_node(value: Any) -> gast.expr:
     return build.const(value)
 
 
-class _Fold(gast.NodeTransformer):
+#: Annotation of a statement that folding left unchanged (cleared when a rename edits it).
+FOLDED = "folded"
+
+
+class _Fold(Transformer):
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self.changed = False
@@ -70,13 +75,19 @@ class _Fold(gast.NodeTransformer):
         self.identities = True
 
     def visit_stmt(self, node: gast.stmt) -> gast.AST:
-        saved = self.identities
-        if not isinstance(node, (gast.If, gast.For, gast.While, gast.FunctionDef)):
-            self.identities = bool(getanno(node, "generated"))
+        if getanno(node, FOLDED):
+            return node  # folded in an earlier round, and not changed since
+        saved, changed = self.identities, self.changed
+        self.identities = bool(getanno(node, "generated"))
+        self.changed = False
         try:
-            return self.generic_visit(node)
+            node = self.generic_visit(node)
+            if not self.changed:
+                setanno(node, FOLDED, True)
+            return node
         finally:
             self.identities = saved
+            self.changed |= changed
 
     visit_Assign = visit_Expr = visit_Return = visit_stmt
 

@@ -6,14 +6,17 @@ from collections import Counter
 
 import gast
 
+from srcad.transform.anno import _KEY as _ANNO
+from srcad.transform.nodes import clone, loads, names, stores
 from srcad.transform.normalize.walk import own_parts
+
+_Name = gast.Name
+_Store = gast.Store
 
 
 def reads(node: gast.AST) -> list[str]:
     """Names loaded inside ``node``, with repeats."""
-    return [
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    ]
+    return loads(node)
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -23,9 +26,7 @@ def assigned(stmt: gast.stmt) -> list[str]:
     """Names a statement binds, anywhere inside it (not counting element stores)."""
     if isinstance(stmt, gast.FunctionDef):
         return [stmt.name]
-    return [
-        n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    ]
+    return stores(stmt)
 
 
 def mutated(stmt: gast.stmt) -> list[str]:
@@ -63,14 +64,15 @@ class _Block:
 
 def in_loops(tree: gast.AST) -> set[str]:
     """Names assigned anywhere inside a loop."""
-    names: set[str] = set()
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.For, gast.While)):
-            for inner in node.body:
-                names.update(assigned(inner))
-            if isinstance(node, gast.For):
-                names.update(assigned(gast.Assign(targets=[node.target], value=None)))
-    return names
+    found: set[str] = set()
+    for body in bodies(tree):
+        for node in body:
+            if isinstance(node, (gast.For, gast.While)):
+                for inner in node.body:
+                    found.update(assigned(inner))
+                if isinstance(node, gast.For):
+                    found.update(stores(node.target))
+    return found
 
 
 def counts(tree: gast.FunctionDef) -> tuple[Counter, Counter]:
@@ -83,25 +85,64 @@ def counts(tree: gast.FunctionDef) -> tuple[Counter, Counter]:
                 written[stmt.name] += 1
                 continue
             for part in own_parts(stmt):
-                read.update(reads(part))
-                for n in gast.walk(part):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                for n in names(part):
+                    if type(n.ctx) is _Store:
                         written[n.id] += 1
+                    elif isinstance(n.ctx, gast.Load):
+                        read[n.id] += 1
     return read, written
 
 
-class Rename(gast.NodeTransformer):
-    """Replace Name ids (loads and stores) per a mapping, or loads by an expression."""
+class Rename:
+    """Replace Name ids (loads and stores) per a mapping, or loads by (a copy of) an
+    expression; ``visit`` changes the tree in place and returns it (or the replacement,
+    for a Name)."""
 
     def __init__(self, names: dict[str, str] | None = None, loads: dict | None = None) -> None:
         self.names = names or {}
         self.loads = loads or {}
 
-    def visit_Name(self, node: gast.Name) -> gast.AST:
-        if isinstance(node.ctx, gast.Load) and node.id in self.loads:
-            import copy
+    #: the statement being visited: an edit inside it clears its folded mark
+    _stmt: gast.stmt | None = None
 
-            return copy.deepcopy(self.loads[node.id])
+    def visit(self, node: gast.AST) -> gast.AST:
+        if type(node) is _Name:
+            return self._name(node)
+        self._inside(node)
+        return node
+
+    def _name(self, node: gast.Name) -> gast.AST:
+        if node.id in self.loads and isinstance(node.ctx, gast.Load):
+            self._edited()
+            return clone(self.loads[node.id])
         if node.id in self.names:
             node.id = self.names[node.id]
+            self._edited()
         return node
+
+    def _edited(self) -> None:
+        anno = getattr(self._stmt, _ANNO, None)
+        if anno:
+            anno.pop("folded", None)
+
+    def _inside(self, node: gast.AST) -> None:
+        if isinstance(node, gast.stmt):
+            outer, self._stmt = self._stmt, node
+            self._fields(node)
+            self._stmt = outer
+        else:
+            self._fields(node)
+
+    def _fields(self, node: gast.AST) -> None:
+        fields = node.__dict__
+        for key, value in fields.items():
+            if type(value) is _Name:
+                fields[key] = self._name(value)
+            elif type(value) is list:
+                for k, item in enumerate(value):
+                    if type(item) is _Name:
+                        value[k] = self._name(item)
+                    elif isinstance(item, gast.AST):
+                        self._inside(item)
+            elif isinstance(value, gast.AST):
+                self._inside(value)
