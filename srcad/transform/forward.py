@@ -192,6 +192,13 @@ class _Forward:
         if op.key not in (COPY, inplace.setitem) and name in self.updated:
             # (an update itself writes into the tangent that its array's definition owns)
             tangent_stmts = self.own(tangent_stmts)
+        if op.key is not COPY:
+            # a tangent computed from one that an update changes in place later must stay
+            # a new array, as the primal is (``a = u * 1.0`` must not fold to ``da = du``)
+            changing = {self.tangents[n] for n in self.updated if n in self.tangents}
+            for tstmt in tangent_stmts:
+                if operand_names(tstmt.value) & changing:
+                    setanno(tstmt, "copies", True)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
         return [*primal, *tangent_stmts]

@@ -36,6 +36,23 @@ def test_append_outside_a_loop():
     srcad.check_grad(append_outside_loop, X1, modes=("fwd", "rev"))
 
 
+# fuzz seed 200394 (campaign): a copy of an array that is then updated in place ----------
+def copy_then_update(x):
+    u = np.sin(x)
+    for i in range(2):
+        a = u * 1.0
+        u[i] += x[i]
+    return np.sum(a)
+
+
+def test_a_copy_keeps_its_tangent_when_the_original_is_updated():
+    # was: a silently wrong jvp (11.58 instead of 8.58 along ones): the tangent of
+    # a = u * 1.0 was folded to da = du, which the update of u then changed in place
+    x = RNG.uniform(-1, 1, (2, 3))
+    srcad.check_grad(copy_then_update, x, modes=("fwd", "rev"))
+    assert "da = du\n" not in srcad.source(copy_then_update, mode="fwd")
+
+
 # fuzz seed 5: a call returning a pair unpacked into a name it also reads -------------------
 def unpack_over_an_argument(x, y):
     c = x * y

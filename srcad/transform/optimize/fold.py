@@ -78,7 +78,8 @@ class _Fold(Transformer):
         if getanno(node, FOLDED):
             return node  # folded in an earlier round, and not changed since
         saved, changed = self.identities, self.changed
-        self.identities = bool(getanno(node, "generated"))
+        # (nor in generated code reading an array updated in place later: its copy must stay)
+        self.identities = bool(getanno(node, "generated")) and not getanno(node, "copies")
         self.changed = False
         try:
             node = self.generic_visit(node)
