@@ -10,6 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import gast
 import numpy as np
 
 from srcad.kernels.components import expand
@@ -22,6 +23,7 @@ from srcad.transform.codegen import compile_source
 from srcad.transform.frontend import parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import COMPARE, Operator, classify
 from srcad.transform.pipeline import normalize
 
@@ -177,11 +179,10 @@ def _check_scalar(fun: Callable) -> None:
     namer = Namer.for_tree(source.tree)
     tree = normalize(source, namer)
     local = local_names(tree)
-    for node in ast_walk(tree):
-        kind = type(node).__name__
-        if kind == "While":
+    for node in all_statements(tree.body):
+        if isinstance(node, gast.While):
             raise source.error("an elementwise function cannot loop on data (while)", node)
-        if kind != "Assign":
+        if not isinstance(node, gast.Assign):
             continue
         op = classify(node.value, source, local)
         if op.key is COMPARE:
@@ -201,15 +202,6 @@ def _check_scalar(fun: Callable) -> None:
             "elementwise operation on numbers",
             node,
         )
-
-
-def ast_walk(tree: Any) -> Any:
-    """Every statement of a gast tree."""
-    import gast
-
-    for node in gast.walk(tree):
-        if isinstance(node, gast.stmt):
-            yield node
 
 
 def elementwise(fun: Callable) -> ElementwiseFunction:
