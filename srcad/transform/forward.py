@@ -48,7 +48,14 @@ from srcad.transform.ops import (
     tape_call,
     tape_names,
 )
-from srcad.transform.templates import ADJOINT, TemplateError, bind, instantiate, rule_operands
+from srcad.transform.templates import (
+    ADJOINT,
+    TemplateError,
+    bind,
+    instantiate,
+    result_names,
+    rule_operands,
+)
 
 
 @dataclass
@@ -272,17 +279,7 @@ class _Forward:
 
     def multiple_results(self, stmt: gast.Assign, op, rule, where: gast.AST) -> list[gast.stmt]:
         """``w, v = op(a)``, then the tangent of each result."""
-        names = unpacked_names(stmt.targets[0])
-        if not isinstance(stmt.targets[0], gast.Tuple) or (
-            not rule.variadic and len(names) != len(rule.results)
-        ):
-            raise self.source.error(
-                f"{op.label} returns several values: unpack them into as many names", where
-            )
-        if set(names) & operand_names(stmt.value):
-            raise self.source.error(
-                f"{op.label}: its results must not overwrite its operands", where
-            )
+        names = result_names(stmt, rule, op.label, self.source, where)
         if op.nondifferentiable or not operand_names(stmt.value) & self.activity.varied:
             zeros = [build.assign(self.tangent(n), self.zeros(build.load(n))) for n in names]
             return [stmt, *map(_generated, zeros)]

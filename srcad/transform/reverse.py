@@ -31,7 +31,7 @@ from srcad.transform.analyses.tbr import (
 )
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import missing_rule_hint
-from srcad.transform.callsites import UserCall, rewrite_user_calls, unpacked_names
+from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer, clone, names
@@ -50,6 +50,7 @@ from srcad.transform.templates import (
     ADJOINT,
     TemplateError,
     instantiate,
+    result_names,
     rule_operands,
     stored_params,
 )
@@ -620,15 +621,7 @@ class _Sweep:
     ) -> list[gast.stmt]:
         """The adjoint of ``w, v = op(a)``: results without an adjoint start as zeros."""
         ctx = self.ctx
-        names = unpacked_names(stmt.targets[0])
-        if not isinstance(stmt.targets[0], gast.Tuple) or (
-            not rule.variadic and len(names) != len(rule.results)
-        ):
-            raise ctx.source.error(
-                f"{label} returns several values: unpack them into as many names", where
-            )
-        if set(names) & operand_names(stmt.value):
-            raise ctx.source.error(f"{label}: its results must not overwrite its operands", where)
+        names = result_names(stmt, rule, label, ctx.source, where)
         out: list[gast.stmt] = []
         for name in names:
             if name not in self.state:

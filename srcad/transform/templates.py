@@ -75,6 +75,26 @@ def rule_operands(
         ) from None
 
 
+def result_names(
+    stmt: gast.Assign, rule: Rule, label: str, source: Any, where: gast.AST
+) -> list[str]:
+    """The names ``w, v = op(a)`` unpacks an op's several results into; a located error
+    unless there is one name per result (any number for a list of them) and none of them
+    is also an operand."""
+    target = stmt.targets[0]
+    names = [e.id for e in getattr(target, "elts", []) if isinstance(e, gast.Name)]
+    if (
+        not isinstance(target, gast.Tuple)
+        or len(names) != len(target.elts)
+        or (not rule.variadic and len(names) != len(rule.results))
+    ):
+        raise source.error(f"{label} returns several values: unpack them into as many names", where)
+    reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
+    if set(names) & reads:
+        raise source.error(f"{label}: its results must not overwrite its operands", where)
+    return names
+
+
 def _constant(value: Any) -> gast.expr:
     if isinstance(value, tuple):
         return build.tuple_([_constant(v) for v in value])
