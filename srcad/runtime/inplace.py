@@ -35,6 +35,9 @@ def copied(array: Any) -> Any:
 
 def reset(array: Any, values: Any) -> None:
     """Write ``values`` (a copy taken earlier) back into ``array``'s own memory."""
+    if getattr(getattr(array, "flags", None), "writeable", True) is False:
+        # the name was rebound to a read-only view after its updates: nothing to put back
+        return
     array[...] = values
 
 

@@ -53,6 +53,24 @@ def test_a_copy_keeps_its_tangent_when_the_original_is_updated():
     assert "da = du\n" not in srcad.source(copy_then_update, mode="fwd")
 
 
+# fuzz seed 201264 (campaign, second order): an adjoint updated in place, then rebound ----
+def rebound_after_update(x, y):
+    b = y
+    c = b
+    c = np.maximum(b, np.sum(c, axis=0))
+    c = c[1]
+    for _ in range(1):
+        c = x
+    return np.sum(b * c)
+
+
+def test_second_order_when_an_updated_adjoint_is_rebound_to_a_read_only_view():
+    # was: ValueError "assignment destination is read-only" from reset(dc, _dc_final) in
+    # the vjp of the gradient: dc, filled in place, was later rebound to unreduce's view
+    x, y = RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))
+    srcad.check_grad(rebound_after_update, x, y, wrt=(0, 1), modes=("fwd", "rev"), order=2)
+
+
 # fuzz seed 5: a call returning a pair unpacked into a name it also reads -------------------
 def unpack_over_an_argument(x, y):
     c = x * y
