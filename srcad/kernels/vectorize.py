@@ -43,24 +43,22 @@ class _Names:
                 return name
 
 
-def _stored(stmts: list[ast.stmt]) -> list[str]:
+def _names(stmts: list[ast.stmt], ctx: type) -> list[str]:
+    """Names the statements store (``ast.Store``) or read (``ast.Load``), first use first."""
     names: list[str] = []
     for stmt in stmts:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                if node.id not in names:
-                    names.append(node.id)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ctx) and node.id not in names:
+                names.append(node.id)
     return names
+
+
+def _stored(stmts: list[ast.stmt]) -> list[str]:
+    return _names(stmts, ast.Store)
 
 
 def _loaded(stmts: list[ast.stmt]) -> list[str]:
-    names: list[str] = []
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if node.id not in names:
-                    names.append(node.id)
-    return names
+    return _names(stmts, ast.Load)
 
 
 class _Rename(ast.NodeTransformer):
