@@ -1,7 +1,7 @@
 """Shrink a failing fuzz program to a small one that fails the same way.
 
     .venv/bin/python tests/fuzz/minimize.py SEED            # a seed of test_programs.py
-    .venv/bin/python tests/fuzz/minimize.py program.py      # a module defining f(x, y, w)
+    .venv/bin/python tests/fuzz/minimize.py program.py SEED ORDER "Spec(shape=(3,), ...)"
 
 Greedy, to a fixed point: drop a statement, replace an ``if``/``for``/``while`` by its body,
 replace a call or an operation by one of its operands. A candidate is kept when checking it
@@ -20,22 +20,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from programs import ProgramWriter  # noqa: E402
+from programs import Spec, write  # noqa: E402
 from test_programs import SECOND_ORDER_EVERY, check_program  # noqa: E402
 
 
 def signature(exc: BaseException) -> tuple[str, str]:
     """The kind of a failure: its type and the start of its message, numbers and temporary
     paths taken out."""
-    text = str(exc).split("\n")[0]
+    # the first two lines: a mismatch says what differs on its second line
+    text = " ".join([line for line in str(exc).split("\n") if line.strip()][:2])
     text = re.sub(r"/tmp/\S+|<srcad \d+[^>]*>", "F", text)
     text = re.sub(r"[-+]?\d[\d.e+-]*|_t\d+", "#", text)
-    return type(exc).__name__, text[:60]
+    return type(exc).__name__, text[:100]
 
 
-def failure(source: str, seed: int, shape: tuple[int, ...], order: int):
+def failure(source: str, seed: int, spec: Spec, order: int):
     try:
-        check_program(source, seed, shape, order)
+        check_program(source, seed, spec, order)
     except Exception as exc:  # noqa: BLE001  (any failure is a candidate to keep)
         return signature(exc)
     return None
@@ -108,10 +109,8 @@ def _unparse(tree: ast.AST) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
-def minimize(
-    source: str, seed: int, shape: tuple[int, ...], order: int, log: Callable = print
-) -> str:
-    wanted = failure(source, seed, shape, order)
+def minimize(source: str, seed: int, spec: Spec, order: int, log: Callable = print) -> str:
+    wanted = failure(source, seed, spec, order)
     if wanted is None:
         raise SystemExit("the program does not fail")
     log(f"failure: {wanted}")
@@ -119,7 +118,7 @@ def minimize(
     while changed:
         changed = False
         for smaller in candidates(source):
-            if len(smaller) < len(source) and failure(smaller, seed, shape, order) == wanted:
+            if len(smaller) < len(source) and failure(smaller, seed, spec, order) == wanted:
                 source, changed = smaller, True
                 log(f"  {len(source)} characters")
                 break
@@ -131,13 +130,13 @@ def main(argv: list[str]) -> None:
     if target.isdigit():
         seed = int(target)
         order = 2 if seed % SECOND_ORDER_EVERY == 0 else 1
-        writer = ProgramWriter(seed, second_order=order == 2)
-        source, shape = writer.program(), writer.shape
+        source, spec, _ = write(seed, second_order=order == 2)
     else:
         source = Path(target).read_text()
         seed, order = int(argv[1]), int(argv[2])
-        shape = tuple(int(n) for n in argv[3].split(","))
-    print(minimize(source, seed, shape, order))
+        spec = eval(argv[3], {"Spec": Spec})  # as the failure message prints it
+    print(f"# seed {seed}, order {order}, {spec}")
+    print(minimize(source, seed, spec, order))
 
 
 if __name__ == "__main__":

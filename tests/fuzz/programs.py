@@ -1,24 +1,37 @@
 """A generator of random valid Python functions, for differential testing against finite
 differences.
 
-Each program defines ``f(x, y, w)``: ``x`` has a random shape ``(n,)`` or ``(m, n)``, ``y``
-has shape ``(n,)`` (it broadcasts against ``x``), and ``w`` holds positive weights shaped
-like ``x``; ``x`` and ``y`` are differentiated. A program mixes
+Each program defines ``f(x, y, w)`` (or ``f(p, w)`` with ``p`` a dict or tuple holding
+``x`` and ``y``): ``x`` has a random shape ``(n,)`` or ``(m, n)`` (length-1 axes included),
+``y`` is a row of shape ``(n,)``, a Python float or a 0-d array (it broadcasts against
+``x``), and ``w`` holds positive weights shaped like ``x``; ``x`` and ``y`` are
+differentiated. ``f`` returns a scalar, an array shaped like ``x``, or a pair of both.
+A program mixes
 
-- straight-line arithmetic and NumPy calls whose operands broadcast against ``x``'s shape
-  (rows, columns kept as ``(m, 1)``, reductions along an axis, reversed and indexed arrays);
-- nested ``if``/``elif``/``else`` on data, ``for`` loops over ranges and bounded ``while``
-  loops, both with ``break``/``continue``, and early returns;
-- calls of helpers (one with a branch inside, one returning a pair unpacked
-  ``a, b = pair(...)``);
-- in-place updates of an array made in the function (``u[k] = ...``, ``u[k] += ...``,
-  ``u[i] = ...`` in loops), lists (literals read back by index, ``append`` in loops,
-  comprehensions) and ``np.stack`` of them.
+- straight-line arithmetic and NumPy calls whose operands broadcast against ``x``'s shape;
+- nested ``if``/``elif``/``else`` on data, ``for`` and bounded ``while`` loops with
+  ``break``/``continue``, and early returns;
+- calls of helpers: with a branch inside, returning a pair, with defaults and keywords,
+  recursive (to a fixed depth or a depth set by data), closures made outside ``f`` and local
+  functions (also called inside comprehensions);
+- in-place updates of an array made in ``f`` (``u``): element, slice, negative, fancy,
+  repeated and boolean index writes, ``out=``, ``np.copyto``, ``np.put``, ``fill``,
+  ``sort``, ``+=``/``*=``/``__iadd__``, and names that alias or view ``u`` (``v = u``,
+  ``u[1:]``, ``.T``, ``reshape``) read after the update, as NumPy's semantics say;
+- lists (literals read by index, ``append`` in loops, of constants too, aliases of a list,
+  a list holding ``u`` while ``u`` changes), dicts, comprehensions, ``np.stack``;
+- NaN or inf on the side of ``np.where`` it does not take, operations whose derivative is
+  exactly zero where a naive rule gives NaN (``0 ** p``, ``p ** 0`` at 0, the ``std`` of one
+  element, the norm of zeros), and ops whose derivative once came out zero (``np.r_``,
+  ``np.c_``, ``np.linspace``, ``np.einsum`` in sublist form).
+
+``Spec`` says how the checker calls the program (shapes, ``y``'s kind, pytree, output,
+float32). ``constructs`` names the families a program used (``--stats`` counts them).
 
 Values stay bounded (tanh, sin, cos, exp of a tanh, denominators kept away from zero).
-Branch thresholds and kinks (``np.maximum``, ``np.abs``, ``np.where``) are not avoided by
-the generator itself: ``probe_source`` rewrites a program to record how close every
-comparison and kink came to flipping, and the test draws inputs until each margin is wide.
+Branch thresholds, kinks and sorts are not avoided by the generator itself:
+``probe_source`` rewrites a program to record how close every comparison, kink and sort
+came to flipping, and the test draws inputs until each margin is wide.
 
 ``ProgramWriter`` takes any ``random.Random``: ``random.Random(seed)`` for the seeded runs,
 or the one ``hypothesis.strategies.randoms()`` draws, so that hypothesis can shrink a
@@ -29,7 +42,9 @@ from __future__ import annotations
 
 import ast
 import random
-from dataclasses import dataclass
+import sys
+from collections import Counter
+from dataclasses import dataclass, replace
 
 FULL = ["a", "b", "c", "u", "x"]  # names shaped like x
 TARGETS = ["a", "b", "c"]
@@ -48,7 +63,64 @@ def branchy(p, t):
     if np.sum(p) > t:
         return np.tanh(p) * 2.0
     return p * 0.5 + 0.1
+
+
+def scaled(p, s=0.5, shift=0.25):
+    return np.tanh(p) * s + shift
+
+
+def keyed(p, *, k=2.0):
+    return np.sin(p * k)
+
+
+def rec(p, n):
+    if n <= 0:
+        return p
+    return rec(np.sin(p) * 0.9 + 0.1, n - 1)
+
+
+def shrink(p, t):
+    if np.sum(np.abs(p)) > t:
+        return shrink(p * 0.5, t) + p * 0.1
+    return p
+
+
+def make_scale(k):
+    def scale(p):
+        return np.sin(p) * k
+
+    return scale
+
+
+scale3 = make_scale(0.75)
 """
+
+# every construct family the generator writes (a test checks each appears in a few hundred
+# seeds, so that none silently vanishes)
+FAMILIES = {
+    "indexing", "kinks", "helper calls", "tuple-returning helpers", "in-place updates",
+    "lists", "comprehensions", "if/else", "elif", "for", "while", "break", "continue",
+    "early return", "views", "out=", "np.copyto", "np.put", "fill", "sort", "+= on a name",
+    "__iadd__", "slice index writes", "negative index writes", "fancy index writes",
+    "repeated index writes", "boolean index writes", "keyword helpers", "recursion",
+    "data-dependent recursion", "closures", "local functions",
+    "local functions in comprehensions", "list aliases", "append constants", "dicts",
+    "list holding an updated array", "nan-where", "nan-safe ops", "zero-derivative ops",
+    "float32", "python float y", "0-d y", "length-1 axes", "pytree dict", "pytree tuple",
+    "array output", "pair output", "rebinding after zero-trip loop or if",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How the checker calls a program."""
+
+    shape: tuple[int, ...]
+    y: str = "row"  # "row" (n,), "float" (a Python float), "0d" (a 0-d array)
+    pytree: str = ""  # "" f(x, y, w); "dict" f(p, w), p = {"x": x, "y": y}; "tuple" p = (x, y)
+    output: str = "scalar"  # "scalar", "array" (shaped like x), "pair" (scalar, array)
+    float32: bool = False
+    nan: bool = False  # NaN/inf on an untaken side of np.where (invalid values are legal)
 
 
 @dataclass
@@ -58,19 +130,39 @@ class Expr:
 
 
 class ProgramWriter:
-    """Writes one random function ``f(x, y, w)`` from a random source."""
+    """Writes one random function ``f`` from a random source."""
 
     def __init__(self, rng: random.Random | int, second_order: bool = False) -> None:
-        self.rng = random.Random(rng) if isinstance(rng, int) else rng
-        # second derivatives of helper calls, lists and in-place updates fail (see
-        # test_regressions.py): programs checked to second order use none of them
+        self.rng = rng = random.Random(rng) if isinstance(rng, int) else rng
+        # second derivatives of helper calls, lists and in-place updates are refused (see
+        # test_regressions.py): second-order programs use no lists and no updates, and
+        # helpers only sometimes (their first order is checked, the refusal accepted)
         self.second_order = second_order
+        self.helpers = not second_order or rng.random() < 0.25
         self.loops = 0
         self.lists = 0
-        two = self.rng.random() < 0.5
-        n = self.rng.randint(2, 4)
-        self.shape = (self.rng.randint(2, 3), n) if two else (n,)
+        self.views = 0
+        self.locals: set[str] = set()
         self.constructs: set[str] = set()
+        two = rng.random() < 0.5
+        n = rng.randint(2, 4) if rng.random() < 0.85 else 1
+        m = rng.randint(2, 3) if rng.random() < 0.85 else 1
+        self.shape = (m, n) if two else (n,)
+        if 1 in self.shape:
+            self.constructs.add("length-1 axes")
+        y = rng.choice(["row"] * 4 + ["float", "0d"])
+        pytree = "" if second_order else rng.choice([""] * 6 + ["dict", "tuple"])
+        output = "scalar" if second_order else rng.choice(["scalar"] * 3 + ["array", "pair"])
+        float32 = not second_order and rng.random() < 0.15
+        self.spec = Spec(self.shape, y, pytree, output, float32)
+        for flag, name in [
+            (y == "float", "python float y"), (y == "0d", "0-d y"),
+            (pytree == "dict", "pytree dict"), (pytree == "tuple", "pytree tuple"),
+            (output == "array", "array output"), (output == "pair", "pair output"),
+            (float32, "float32"),
+        ]:  # fmt: skip
+            if flag:
+                self.constructs.add(name)
 
     # expressions ---------------------------------------------------------------------------
 
@@ -86,22 +178,111 @@ class ProgramWriter:
                 [
                     (f"{name}[::-1]", True),
                     (f"{name}[{k}]", False),
+                    (f"{name}[{k - self.shape[0]}]", False),
                     (f"{name}[..., {col}:{col + 1}]", False),
                     (f"np.sum({name}, axis=0)", False),
                     (f"np.mean({name}, axis=-1, keepdims=True)", False),
                 ]
             )
             if name == "u" and "[" in code and not code.startswith("np."):
-                # a view of the array updated in place would alias it (srcad refuses that
-                # with a clear error when the view is read after an update): copy instead
+                # a view of u read later, after u is updated, is what the "views" family
+                # writes on purpose; here a copy keeps ordinary expressions simple
                 code = f"({code} * 1.0)"
             return Expr(code, full)
         return Expr(name, full)
+
+    def special(self, names: list[str]) -> Expr | None:
+        """An expression of one of the rarer families, or None."""
+        rng = self.rng
+        kind = rng.random()
+        c = rng.choice([n for n in names if n in FULL])
+        if kind < 0.25:
+            self.constructs.add("nan-where")
+            self.spec = replace(self.spec, nan=True)
+            t = round(rng.uniform(-0.5, 0.5), 2)
+            form = rng.choice(
+                [
+                    "np.where({c} > {t}, np.sqrt({c}), 0.0)",
+                    "np.where({c} > {t}, np.log({c}), {c})",
+                    "np.where({c} > {t}, {c} ** 0.5, np.cos({c}))",
+                    "np.where(1.0 > np.abs({c}), np.arcsin({c}), np.sin({c}))",
+                ]
+            )
+            return Expr(form.format(c=c, t=max(t, 0.05)), True)
+        if kind < 0.5:
+            self.constructs.add("nan-safe ops")
+            form, full = rng.choice(
+                [
+                    ("np.zeros_like({c}) ** (1.5 + np.sin({c}))", True),
+                    ("({c} * 0.0) ** 0 * {c}", True),
+                    ("{c} ** 0 * 0.5", True),
+                    ("np.std({c}[..., :1], axis=-1, keepdims=True)", False),
+                    ("np.linalg.norm({c} * 0.0)", False),
+                    ("np.sqrt(np.sum({c} * {c}))", False),
+                ]
+            )
+            return Expr(form.format(c=c), full)
+        if kind < 0.75:
+            self.constructs.add("zero-derivative ops")
+            d = rng.choice([n for n in names if n in FULL])
+            n = self.shape[-1]
+            if len(self.shape) == 2:
+                sub = "[0, 1]"
+            else:
+                sub = "[0]"
+            form = rng.choice(
+                [
+                    "np.sum(np.r_[{c}, {d}] ** 2) * 0.1",
+                    "np.mean(np.c_[{c}, {d}] * 0.5)",
+                    "np.linspace(np.sum({c}) * 0.1, np.mean({d}), {n})",
+                    "np.einsum({c}, {sub}, [{last}])",
+                    "np.einsum({c}, {sub}, {d}, {sub}, [{last}])",
+                ]
+            )
+            last = len(self.shape) - 1
+            return Expr(form.format(c=c, d=d, n=n, sub=sub, last=last), False)
+        if not self.helpers:
+            return None
+        inner = self.expr(names, 2)
+        other = self.expr(names, 2)
+        choice = rng.random()
+        if choice < 0.4:
+            self.constructs.add("keyword helpers")
+            form = rng.choice(
+                [
+                    "scaled({p})",
+                    "scaled({p}, 0.3)",
+                    "scaled({p}, shift=0.1)",
+                    "scaled({p}, s={q})",
+                    "scaled(shift={q}, p={p})",
+                    "keyed({p}, k=1.5)",
+                    "keyed({p})",
+                ]
+            )
+            return Expr(form.format(p=inner.code, q=other.code), inner.full)
+        if choice < 0.7:
+            if rng.random() < 0.6:
+                self.constructs.add("recursion")
+                return Expr(f"rec({inner.code}, {rng.randint(0, 3)})", inner.full)
+            self.constructs.add("data-dependent recursion")
+            t = round(rng.uniform(0.3, 1.5), 2)
+            return Expr(f"shrink({inner.code}, {t})", inner.full)
+        if choice < 0.85 or self.second_order:
+            self.constructs.add("closures")
+            return Expr(f"scale3({inner.code})", inner.full)
+        self.constructs.add("local functions")
+        name = rng.choice(["sq", "cube"])
+        self.locals.add(name)
+        return Expr(f"{name}({inner.code})", inner.full)
 
     def expr(self, names: list[str], depth: int = 0) -> Expr:
         rng = self.rng
         if depth > 1 or rng.random() < 0.3:
             return self.atom(names)
+        if rng.random() < 0.12:
+            special = self.special(names)
+            if special is not None:
+                return special
         if rng.random() < 0.5:
             inner = self.expr(names, depth + 1)
             forms = [
@@ -111,7 +292,7 @@ class ProgramWriter:
                 "branchy({}, {t})", "({} ** 2 * 0.25)",
             ]  # fmt: skip
             form = rng.choice(forms)
-            if self.second_order and form.startswith(("helper", "branchy")):
+            if not self.helpers and form.startswith(("helper", "branchy")):
                 form = "np.sin({})"
             if form.startswith("np.abs"):
                 self.constructs.add("kinks")
@@ -129,8 +310,10 @@ class ProgramWriter:
             "helper({}, {})",
         ]  # fmt: skip
         form = rng.choice(forms)
-        if self.second_order and form.startswith("helper"):
+        if not self.helpers and form.startswith("helper"):
             form = "{} * {}"
+        if form.startswith("helper"):
+            self.constructs.add("helper calls")
         if form.startswith(("np.maximum", "np.minimum", "np.where")):
             self.constructs.add("kinks")
         full = left.full or right.full
@@ -148,6 +331,9 @@ class ProgramWriter:
         if value.code in FULL:
             return value.code + " * 1.0"  # a new array, never a second name for one
         return value.code
+
+    def scalar(self, names: list[str]) -> str:
+        return f"np.sum({self.expr(names).code}) * {round(self.rng.uniform(0.1, 0.5), 2)}"
 
     def threshold(self, names: list[str], low: float, high: float) -> str:
         value = self.rng.choice(["np.sum({})", "np.mean({})", "np.max({})", "{}[{}, ...].sum()"])
@@ -167,13 +353,19 @@ class ProgramWriter:
         out: list[list[str]] = []
         for _ in range(rng.randint(1, 3)):
             kind = rng.random()
-            if kind < 0.12 and not self.second_order:
+            if kind < 0.18 and not self.second_order:
                 out.append(self.update(names, loop))
             elif kind < 0.4 or depth > 2:
                 out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
             elif kind < 0.54 and self.second_order:
-                out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
+                if rng.random() < 0.3:
+                    out.extend(self.rebinding(names))
+                else:
+                    out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
             elif kind < 0.47:
+                if not self.helpers:
+                    out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
+                    continue
                 self.constructs.add("tuple-returning helpers")
                 first, second = rng.sample(TARGETS, 2)
                 p, q = self.full_expr(names), self.expr(names).code
@@ -191,33 +383,160 @@ class ProgramWriter:
                 out.append(
                     [
                         f"if {self.threshold(names, -2, 2)}:",
-                        f"    return np.sum({self.full_expr(names)} * w)",
+                        f"    return {self.result(self.full_expr(names), '')}",
                     ]
                 )
         return out
 
+    def rebinding(self, names: list[str]) -> list[list[str]]:
+        """A name bound in a loop that runs no turn or an untaken branch, then rebound
+        twice (second order once lost the rebinding)."""
+        self.constructs.add("rebinding after zero-trip loop or if")
+        self.loops += 1
+        target = self.rng.choice(TARGETS)
+        if self.rng.random() < 0.5:
+            head = f"for i{self.loops} in range(0):"
+        else:
+            head = f"if {self.threshold(names, 50, 60)}:"
+        return [
+            [head, f"    {target} = {self.full_expr(names)}"],
+            [f"{target} = {self.full_expr(names)}"],
+            [f"{target} = np.sin({target}) * 0.5 + {self.full_expr(names)}"],
+        ]
+
+    def index(self, names: list[str]) -> str:
+        indices = [n[2:-1] for n in names if n.startswith("x[")]
+        return self.rng.choice(indices) if indices else str(self.rng.randrange(self.shape[0]))
+
     def update(self, names: list[str], loop: bool) -> list[str]:
-        """An in-place update of ``u`` (an element, a row, or an append to ``outs``)."""
+        """An in-place update of ``u`` (or of a view of it), or an append to ``outs``."""
         rng = self.rng
         self.constructs.add("in-place updates")
-        indices = [n[2:-1] for n in names if n.startswith("x[")]
-        index = rng.choice(indices) if indices else str(rng.randrange(self.shape[0]))
+        index = self.index(names)
+        m = self.shape[0]
         choice = rng.random()
-        if choice < 0.3:
-            return [f"u[{index}] = np.sum({self.expr(names).code}) * 0.25"]
-        if choice < 0.55:
+        if choice < 0.15:
+            return [f"u[{index}] = {self.scalar(names)}"]
+        if choice < 0.25:
             return [f"u[{index}] += np.tanh({self.full_expr(names)})[{index}] * 0.5"]
-        if choice < 0.7:
+        if choice < 0.32:
             return [f"u[{index}] = u[{index}] * np.cos({self.full_expr(names)})[{index}]"]
+        if choice < 0.5:
+            return self.index_write(names)
+        if choice < 0.68:
+            return self.mutating_call(names)
+        if choice < 0.8:
+            return self.view(names)
+        if choice < 0.87 and m >= 1:
+            self.constructs.add("list holding an updated array")
+            self.lists += 1
+            items = f"items{self.lists}"
+            target = rng.choice(TARGETS)
+            return [
+                f"{items} = [u, {self.full_expr(names)}]",
+                f"u[{index}] = {self.scalar(names)}",
+                f"{target} = {items}[0] * 0.5 + {items}[1]",
+            ]
         self.constructs.add("lists")
         return [f"outs.append(np.tanh({self.expr(names).code}) * x)"]
 
+    def index_write(self, names: list[str]) -> list[str]:
+        rng = self.rng
+        m = self.shape[0]
+        e = f"np.tanh({self.full_expr(names)})"
+        k = rng.randrange(m)
+        kind = rng.choice(["slice", "negative", "fancy", "repeated", "boolean"])
+        self.constructs.add(f"{kind} index writes")
+        op = rng.choice(["=", "+="])
+        if kind == "slice":
+            s = rng.choice([f"{k}:", f":{k + 1}", "::2", f"{k}::-1"])
+            if rng.random() < 0.7:
+                return [f"u[{s}] {op} {e}[{s}]"]
+            return [f"u[{s}] = {self.scalar(names)}"]
+        if kind == "negative":
+            return [f"u[{k - m}] {op} {e}[{k}] * 0.5"]
+        if kind == "fancy":
+            idx = sorted(rng.sample(range(m), min(m, 2)))
+            return [f"u[{idx}] {op} {e}[{idx[::-1]}]"]
+        if kind == "repeated":
+            # repeated (and negative aliases of one) index: NumPy keeps the last write, and
+            # u[[0, 0]] += v adds once
+            j = rng.choice([k, k - m])
+            src = [rng.randrange(m), rng.randrange(m)]
+            return [f"u[[{k}, {j}]] {op} {e}[{src}]"]
+        t = round(rng.uniform(-0.6, 0.6), 2)
+        mask = f"{rng.choice(['x', 'a', 'c'])} > {t}"
+        if rng.random() < 0.5:
+            return [f"u[{mask}] = {self.scalar(names)}"]
+        return [f"mask = {mask}", f"u[mask] {op} {e}[mask]"]
+
+    def mutating_call(self, names: list[str]) -> list[str]:
+        rng = self.rng
+        e = self.full_expr(names)
+        kinds = ["out=", "np.copyto", "np.put", "fill", "sort", "+= on a name", "__iadd__"]
+        kind = rng.choice(kinds)
+        self.constructs.add(kind)
+        if kind == "out=":
+            return [
+                rng.choice(
+                    [
+                        f"np.multiply({e}, {self.expr(names).code}, out=u)",
+                        f"np.sin({e}, out=u)",
+                        f"np.add(u, {e}, out=u)",
+                        "np.tanh(u, out=u)",
+                        f"np.multiply(u, np.cos({e}), out=u)",
+                    ]
+                )
+            ]
+        if kind == "np.copyto":
+            return [f"np.copyto(u, {e})"]
+        if kind == "np.put":
+            return [f"np.put(u, [0, -1], {self.scalar(names)})"]
+        if kind == "fill":
+            return [f"u.fill({rng.choice(['0.5', self.scalar(names)])})"]
+        if kind == "sort":
+            return ["u.sort()"]
+        if kind == "+= on a name":
+            return [f"u {rng.choice(['+=', '*=', '-='])} np.tanh({e})"]
+        return [f"u.__iadd__(np.tanh({e}))"]
+
+    def view(self, names: list[str]) -> list[str]:
+        """A name that aliases or views ``u``, an update through one of them, then a read of
+        the view (which sees the update, as in NumPy)."""
+        rng = self.rng
+        self.constructs.add("views")
+        self.views += 1
+        v = f"v{self.views}"
+        views = ["u", "u[::-1]", "u.T", "u.reshape(-1)", "u[..., :1]"]
+        if self.shape[0] > 1:
+            views.append("u[1:]")
+        if len(self.shape) == 2:
+            views.append("u[0]")
+        view = rng.choice(views)
+        same = view in ("u", "u[::-1]") or (view == "u.T" and len(self.shape) == 1)
+        index = self.index(names)
+        update = rng.choice(
+            [
+                f"u[{index}] = {self.scalar(names)}",
+                f"u[{index}] += {self.scalar(names)}",
+                f"{v}[0] = {self.scalar(names)}",
+                f"{v}[-1] *= np.cos({self.scalar(names)})",
+                f"u *= np.cos({self.full_expr(names)})",
+                "np.sin(u, out=u)",
+            ]
+        )
+        target = rng.choice(TARGETS)
+        read = f"{v} * 0.5" if same else f"np.sum({v}) * 0.5"
+        return [f"{v} = {view}", update, f"{target} = {self.full_expr(names)} + {read}"]
+
     def container(self, names: list[str]) -> list[str]:
-        """A list literal read back by index, or a comprehension stacked into an array."""
+        """A list literal read back by index, a comprehension stacked into an array, a list
+        alias, a dict."""
         rng = self.rng
         self.constructs.add("lists")
         target = rng.choice(TARGETS)
-        if rng.random() < 0.5:
+        kind = rng.random()
+        if kind < 0.35:
             self.lists += 1
             items = f"items{self.lists}"
             parts = [self.full_expr(names) for _ in range(rng.randint(2, 3))]
@@ -226,12 +545,40 @@ class ProgramWriter:
                 f"{items} = [{', '.join(parts)}]",
                 f"{target} = {items}[{k}] * 0.5 + np.sin({items}[{j}])",
             ]
+        if kind < 0.5 and not self.second_order:
+            self.constructs.add("list aliases")
+            self.lists += 1
+            alias = f"alias{self.lists}"
+            return [f"{alias} = outs", f"{alias}.append(np.sin({self.full_expr(names)}))"]
+        if kind < 0.6 and not self.second_order:
+            self.constructs.add("append constants")
+            const = rng.choice(["np.zeros_like(x)", "np.ones(x.shape) * 0.5", "x * 0.0 + 2.0"])
+            return [f"outs.append({const})"]
+        if kind < 0.7 and not self.second_order:
+            self.constructs.add("dicts")
+            self.lists += 1
+            d = f"d{self.lists}"
+            if rng.random() < 0.5:
+                return [
+                    f"{d} = {{}}",
+                    f"{d}['p'] = {self.full_expr(names)}",
+                    f"{target} = {d}['p'] * 0.5",
+                ]
+            return [
+                f"{d} = {{'p': {self.full_expr(names)}, 'q': {self.full_expr(names)}}}",
+                f"{target} = {d}['p'] * {d}['q']",
+            ]
         self.constructs.add("comprehensions")
         self.loops += 1
         j = f"j{self.loops}"
         inner = self.full_expr(names)
         reduce = rng.choice(["np.sum(np.stack({}), axis=0)", "np.mean(np.stack({}), axis=0)"])
-        comp = f"[np.sin({inner} * ({j} + 1.0)) for {j} in range({rng.randint(1, 3)})]"
+        call = "np.sin"
+        if self.helpers and not self.second_order and rng.random() < 0.3:
+            self.constructs.add("local functions in comprehensions")
+            call = rng.choice(["sq", "cube"])
+            self.locals.add(call)
+        comp = f"[{call}({inner} * ({j} + 1.0)) for {j} in range({rng.randint(1, 3)})]"
         return [f"{target} = {reduce.format(comp)}"]
 
     def branch(self, names: list[str], depth: int, loop: bool) -> list[str]:
@@ -277,10 +624,25 @@ class ProgramWriter:
         test = f"{counter} < {limit} and not ({self.threshold(names, 0, 5)})"
         return [[f"{counter} = 0"], [f"while {test}:", *_indent(body)]]
 
+    def result(self, full: str, extra: str) -> str:
+        """The returned value built from an expression shaped like x (``extra``: more terms
+        of the same shape)."""
+        total = f"({full}{extra}) * w"
+        if self.spec.output == "array":
+            return total
+        if self.spec.output == "pair":
+            return f"np.sum({total}), {total} * 0.5"
+        return f"np.sum({total})"
+
     def program(self) -> str:
         """The source of a module defining ``f`` and the helpers it may call."""
-        lines = [
-            "def f(x, y, w):",
+        if self.spec.pytree == "dict":
+            lines = ["def f(p, w):", "    x = p['x']", "    y = p['y']"]
+        elif self.spec.pytree == "tuple":
+            lines = ["def f(p, w):", "    x, y = p"]
+        else:
+            lines = ["def f(x, y, w):"]
+        lines += [
             "    a = x * 1.0",
             "    b = y * x",
             "    c = x + y",
@@ -289,12 +651,18 @@ class ProgramWriter:
         if not self.second_order:
             lines.append("    outs = [a]")
         body = self.block(["a", "b", "c", "x", "y", "u"], 0, False)
+        local = {
+            "sq": ["    def sq(v):", "        return v * v * 0.5"],
+            "cube": ["    cube = lambda v: v * 0.25 + np.sin(v) * v"],
+        }
+        for name in sorted(self.locals):
+            lines += local[name]
         lines += ["    " + line for stmt in body for line in stmt]
-        result = "np.sum((a + b * c + u) * w)"
+        extra = " + b * c + u"
         if not self.second_order:
-            result += " + np.sum(np.stack(outs) * w)"
-        lines.append(f"    return {result}")
-        helpers = "" if self.second_order else HELPERS + "\n\n"
+            extra += " + np.sum(np.stack(outs), axis=0)"
+        lines.append(f"    return {self.result('a', extra)}")
+        helpers = HELPERS + "\n\n" if self.helpers else ""
         return "import numpy as np\n\n" + helpers + "\n".join(lines) + "\n"
 
 
@@ -334,12 +702,19 @@ def _maximum(p, q):
 
 def _minimum(p, q):
     _kink(p, q)
-    return _np.minimum(p, q)"""
+    return _np.minimum(p, q)
+
+
+def _sort(p):
+    s = _np.sort(p, axis=-1)
+    d = _np.diff(s, axis=-1)
+    GAPS.append(float(_np.min(d)) if d.size else _np.inf)
+    p.sort()"""
 
 
 class _Probe(ast.NodeTransformer):
-    """Comparisons on data (``>``) and kinks rewritten to record their distance to a flip
-    (loop counters compare with ``<``, exactly, and are left alone)."""
+    """Comparisons on data (``>``), kinks and sorts rewritten to record their distance to a
+    flip (loop counters compare with ``<``, exactly, and are left alone)."""
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -350,6 +725,8 @@ class _Probe(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "sort" and not node.args:
+            return _call("_sort", [func.value])
         if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
@@ -365,17 +742,42 @@ def _call(name: str, args: list[ast.expr]) -> ast.Call:
 
 
 def probe_source(source: str) -> str:
-    """``source`` with every float threshold and kink recording its margin in ``GAPS``."""
+    """``source`` with every float threshold, kink and sort recording its margin in ``GAPS``."""
     tree = _Probe().visit(ast.parse(source))
     return PROBES + "\n\n" + ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+def write(seed: int, second_order: bool = False) -> tuple[str, Spec, set[str]]:
+    """The program of a seed, how to call it, and the construct families it uses."""
+    writer = ProgramWriter(seed, second_order)
+    source = writer.program()
+    return source, writer.spec, writer.constructs
+
+
 def programs():
-    """A hypothesis strategy of ``(source, shape of x)`` (shrinks through the random choices)."""
+    """A hypothesis strategy of ``(source, spec)`` (shrinks through the random choices)."""
     from hypothesis import strategies as st
 
-    def write(rng: random.Random) -> tuple[str, tuple[int, ...]]:
+    def draw(rng: random.Random) -> tuple[str, Spec]:
         writer = ProgramWriter(rng)
-        return writer.program(), writer.shape
+        return writer.program(), writer.spec
 
-    return st.randoms(use_true_random=False).map(write)
+    return st.randoms(use_true_random=False).map(draw)
+
+
+def stats(start: int, count: int, every: int = 4) -> Counter:
+    """How many of the programs of seeds ``start..start+count`` use each construct family."""
+    seen: Counter = Counter()
+    for seed in range(start, start + count):
+        seen.update(write(seed, seed % every == 0)[2])
+    return seen
+
+
+if __name__ == "__main__":
+    # python tests/fuzz/programs.py --stats [COUNT [START]]: family counts over seeds
+    args = [a for a in sys.argv[1:] if a != "--stats"]
+    count = int(args[0]) if args else 300
+    start = int(args[1]) if len(args) > 1 else 0
+    counts = stats(start, count)
+    for family in sorted(FAMILIES | set(counts), key=lambda f: counts[f]):
+        print(f"{counts[family]:6d}  {family}")
