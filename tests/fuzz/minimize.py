@@ -50,9 +50,28 @@ def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
                 yield block
 
 
+def _unused_definitions(tree: ast.Module) -> Iterator[int]:
+    """Positions of module-level helpers (and assignments) no other statement names."""
+    for k, stmt in enumerate(tree.body):
+        if isinstance(stmt, ast.FunctionDef) and stmt.name != "f":
+            names = {stmt.name}
+        elif isinstance(stmt, ast.Assign):
+            names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        else:
+            continue
+        rest = [s for j, s in enumerate(tree.body) if j != k]
+        used = {n.id for s in rest for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if names and not names & used:
+            yield k
+
+
 def candidates(source: str) -> Iterator[str]:
     """Programs one step smaller than ``source``."""
     tree = ast.parse(source)
+    for k in _unused_definitions(tree):
+        new = copy.deepcopy(tree)
+        del new.body[k]
+        yield _unparse(new)
     count = sum(len(b) for b in _bodies(tree))
     for k in range(count):
         for action in ("drop", "inline"):

@@ -274,14 +274,15 @@ def check_first_order(f, spec: Spec, leaves: list, w, seed: int) -> None:
 
     # scalar outputs: grad and value_and_grad
     if spec.output == "scalar":
-        wrt = 0 if spec.pytree else (0, 1)
+        # wrt=0 (the pytree): one gradient, not a tuple of them
+        wrt, per_argument = (0, lambda g: (g,)) if spec.pytree else ((0, 1), tuple)
         scale_ct = cotangents[0]
         with Unchanged("srcad.grad", args):
-            gradient = leaves_of(spec, _tuple(srcad.grad(f, wrt=wrt)(*args)))
+            gradient = leaves_of(spec, per_argument(srcad.grad(f, wrt=wrt)(*args)))
         with Unchanged("srcad.value_and_grad", args):
             v, gradient2 = srcad.value_and_grad(f, wrt=wrt)(*args)
         close(v, values[0], rtol, atol, "value_and_grad's value")
-        for g, g2, e in zip(gradient, leaves_of(spec, _tuple(gradient2)), expected):
+        for g, g2, e in zip(gradient, leaves_of(spec, per_argument(gradient2)), expected):
             close(np.asarray(g) * scale_ct, e, rtol, catol, "grad")
             close(g2, np.asarray(g, np.float64), 1e-12, 1e-14, "value_and_grad's gradient")
 
