@@ -31,6 +31,48 @@ def test_unknown_command_fails():
     assert run("nonsense").returncode != 0
 
 
+def test_version_is_the_package_version():
+    import srcad
+
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"srcad {srcad.__version__}"
+
+
+def test_ops_filters_by_name_and_hides_srcad_helpers_unless_asked():
+    rows = run("ops", "tanh", "LINALG.SOLVE").stdout.splitlines()
+    ops = {row.split()[0] for row in rows}
+    assert ops == {"np.tanh", "np.arctanh", "math.tanh", "numpy.linalg.solve"}
+    assert not any(row.startswith("srcad.") for row in run("ops").stdout.splitlines())
+    everything = run("ops", "--all").stdout.splitlines()
+    assert any(row.startswith("srcad.unbroadcast") for row in everything)
+    missing = run("ops", "no_such_op")
+    assert missing.returncode == 1 and "no op matches no_such_op" in missing.stderr
+
+
+def test_ops_survives_a_reader_that_closes_the_pipe():
+    # `srcad ops | head -1`: the reader leaves after one line; no BrokenPipeError traceback
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "srcad", "ops", "--all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    writer.stdout.readline()
+    writer.stdout.close()
+    _, err = writer.communicate()
+    assert writer.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_console_script_is_installed():
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "srcad"]
+    assert script.value == "srcad.__main__:main"
+    exe = Path(sys.executable).parent / "srcad"
+    result = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("srcad ")
+
+
 # --- show and compile ----------------------------------------------------------------------
 
 MODEL = """
