@@ -105,9 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument(
         "--example",
         metavar="NAME",
-        help="a function in FILE returning example "
-        "arguments (expands dict/list arguments as for that call)",
+        help="a function in FILE returning example arguments (expands dict/list arguments as "
+        "for that call; default: example_args, if FILE defines it and a parameter needs it)",
     )
+    show.add_argument("--no-example", action="store_true", help="show without examples")
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     build = commands.add_parser(
         "compile", help="write a function and its derivatives as a standalone module"
@@ -175,16 +176,25 @@ def _print_ops(markdown: bool, names: list[str], internal: bool) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from srcad import api
+    from srcad.errors import UnknownStructureError
     from srcad.highlight import highlight
     from srcad.loading import load_target
     from srcad.show import source_of
 
     module, func = load_target(args.target)
-    example = _example(module, args.example, required=args.example is not None)
+    example = _example(module, args.example, required=True) if args.example else None
     if isinstance(func, api._Derivative):
         text = api.source(func)
     else:
-        text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
+        try:
+            text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
+        except UnknownStructureError:
+            # as compile does: a pytree parameter takes its structure from example_args,
+            # which the file may define for another function, so only when it is needed
+            example = None if args.no_example else _example(module, "example_args", False)
+            if args.example or example is None:
+                raise
+            text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
     color = args.color == "always" or (
         args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     )
