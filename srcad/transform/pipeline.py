@@ -26,7 +26,7 @@ from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.outputs import split_outputs
-from srcad.transform.normalize.pytrees import expand_pytree_params
+from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
@@ -114,6 +114,7 @@ def transform(
     fold_derivatives(source, namer)
     functional_updates(source.tree, source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
+    refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
     tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
