@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,11 +35,27 @@ def signature(exc: BaseException) -> tuple[str, str]:
     return type(exc).__name__, text[:100]
 
 
-def failure(source: str, seed: int, spec: Spec, order: int):
+class _Timeout(BaseException):  # not caught by check_program
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def failure(source: str, seed: int, spec: Spec, order: int, limit: int = 30):
+    """The kind of failure of a program, or None; a candidate that runs past ``limit``
+    seconds (a while loop that lost its counter) is a failure of its own kind."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(limit)
     try:
         check_program(source, seed, spec, order)
+    except _Timeout:
+        return ("timeout", "")
     except Exception as exc:  # noqa: BLE001  (any failure is a candidate to keep)
         return signature(exc)
+    finally:
+        signal.alarm(0)
     return None
 
 
@@ -136,7 +153,8 @@ def minimize(source: str, seed: int, spec: Spec, order: int, log: Callable = pri
     changed = True
     while changed:
         changed = False
-        for smaller in candidates(source):
+        # the smallest candidates first: whole blocks go before single operations
+        for smaller in sorted(set(candidates(source)), key=len):
             if len(smaller) < len(source) and failure(smaller, seed, spec, order) == wanted:
                 source, changed = smaller, True
                 log(f"  {len(source)} characters")
