@@ -134,6 +134,30 @@ class _Inline(gast.NodeTransformer):
         self.hoisted.append(stmt)
 
 
+def lambdas_as_defs(tree: gast.FunctionDef) -> gast.FunctionDef:
+    """``f = lambda v: e`` at the top level of ``tree`` becomes ``def f(v): return e``, so
+    the later passes see one kind of local function (comprehensions in ``e`` included)."""
+    for k, stmt in enumerate(tree.body):
+        if (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Lambda)
+        ):
+            result = gast.copy_location(build.ret(stmt.value.body), stmt)
+            new = gast.FunctionDef(
+                name=stmt.targets[0].id,
+                args=stmt.value.args,
+                body=[result],
+                decorator_list=[],
+                returns=None,
+                type_comment=None,
+                type_params=[],
+            )
+            tree.body[k] = gast.copy_location(new, stmt)
+    return tree
+
+
 def inline_local_functions(
     tree: gast.FunctionDef, source: Source, namer: Namer
 ) -> gast.FunctionDef:
