@@ -20,6 +20,7 @@ from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
@@ -70,7 +71,7 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = fence(tree, source)
-    tree = desugar(tree)
+    tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
