@@ -39,6 +39,7 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import (
+    USER_CALL,
     annotate_purity,
     classify,
     differentiable_operand_names,
@@ -258,6 +259,15 @@ class _Sweep:
         if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            varied = operand_names(stmt.value) & self.ctx.activity.varied
+            op = classify(stmt.value, self.ctx.source, self.ctx.local)
+            if varied and (op.key is USER_CALL or varied & self.ctx.source.lists):
+                # it may change what it is given (append to a list); that has no adjoint
+                raise self.ctx.source.error(
+                    "a call for its side effect on a differentiated value cannot be "
+                    "differentiated; assign its result instead",
+                    getanno(stmt, "expr") or stmt,
+                )
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
             if getattr(callee, "__module__", "") == inplace.__name__:
                 # generated code restoring an array it updated in place

@@ -121,6 +121,7 @@ def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str
     _check_changes(tree, source, built)
     lower = _Lower(source, namer, built)
     tree.body = rewrite_bodies(tree.body, lower.block)
+    _check_operators(tree, source, built)
     _merge_aliases(tree, source, built, lower.append)
     names = _list_names(tree, lower.append)
     _check_built_before_read(tree, source, names, lower.append)
@@ -178,6 +179,22 @@ def _check_changes(tree: gast.FunctionDef, source: Source, built: set[str]) -> N
                     raise source.error(
                         f"'{node.value.id}.{node.attr}' of a list built in the function is not "
                         "supported (append and extend are, as statements of their own)",
+                        node,
+                    )
+
+
+def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str]) -> None:
+    """``xs + ys`` and ``xs * n`` make new lists, whose gradients srcad does not split."""
+    for stmt in all_statements(tree.body):
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, gast.BinOp) and any(
+                    isinstance(side, gast.Name) and side.id in built
+                    for side in (node.left, node.right)
+                ):
+                    raise source.error(
+                        "joining or repeating lists built in the function with an operator is "
+                        "not supported; extend one list instead (xs.extend(ys), xs += ys)",
                         node,
                     )
 
@@ -287,19 +304,23 @@ def _check_built_before_read(
     tree: gast.FunctionDef, source: Source, names: set[str], append: str
 ) -> None:
     """An element read of a list that may later grow is refused: its gradient would be
-    placed by the final list's length, not the length at the time of the read."""
+    placed by the final list's length, not the length at the time of the read. A list made
+    afresh in each turn of the loops it shares with its appends may be read after them."""
     places = list(positions(tree.body))
     for name in names:
         appends = [
             (stmt, loops, path)
             for stmt, loops, _, _, path in places
-            if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name)
-            and stmt.value.func.id == append
-            and isinstance(stmt.value.args[0], gast.Name)
-            and stmt.value.args[0].id == name
+            if _appends_to(stmt, name, append)
         ]
+        made = [
+            loops
+            for stmt, loops, _, _, _ in places
+            if isinstance(stmt, gast.Assign)
+            and isinstance(stmt.value, gast.List)
+            and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+        ]
+        fresh_in = {id(lp) for lp in made[0]} if len(made) == 1 else set()
         for stmt, loops, _, _, path in places:
             reads = [
                 n
@@ -319,9 +340,23 @@ def _check_built_before_read(
                 continue
             for _, append_loops, append_path in appends:
                 shared = {id(lp) for lp in loops} & {id(lp) for lp in append_loops}
-                if shared or may_precede(path, append_path):
+                later = may_precede(path, append_path)
+                if shared <= fresh_in and not later:
+                    continue
+                if shared or later:
                     raise source.error(
                         f"reading an element of the list '{name}' while it is still being "
                         "appended to is not supported yet; build the list first, then read it",
                         reads[0],
                     )
+
+
+def _appends_to(stmt: gast.stmt, name: str, append: str) -> bool:
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == append
+        and isinstance(stmt.value.args[0], gast.Name)
+        and stmt.value.args[0].id == name
+    )

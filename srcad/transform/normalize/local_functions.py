@@ -118,11 +118,10 @@ class _Inline(gast.NodeTransformer):
         for name in stores - set(renames):
             renames[name] = self.namer.fresh(f"{local.name}_{name}")
         rename = RenameNames(renames)
-        for stmt in copy.deepcopy(local.body):
-            inner = _Inline(self.locals, self.namer, self.source, self.origin)
-            new = inner.visit(rename.visit(stmt))
-            self.hoisted.extend(inner.hoisted)
-            self.emit(new)
+        body = [rename.visit(stmt) for stmt in copy.deepcopy(local.body)]
+        # calls inside the body's loops and branches are inlined there, not before them
+        for stmt in _inline_block(body, self.locals, self.namer, self.source):
+            self.emit(stmt)
         inner = _Inline(self.locals, self.namer, self.source, self.origin)
         result = inner.visit(rename.visit(copy.deepcopy(local.result)))
         self.hoisted.extend(inner.hoisted)
