@@ -460,3 +460,20 @@ def test_refused_with_file_line_and_caret(fn, message, line, mode):
 def test_appending_to_a_parameter_is_refused():
     with pytest.raises(srcad.TransformError, match="did not build"):
         srcad.grad(append_to_parameter, wrt=1)([X], X)
+
+
+def appends_with_a_constant_gradient(x):
+    outs = [x]
+    for _ in range(2):
+        outs.append(np.tanh(x) * x)
+    outs.append(np.zeros(3))
+    return np.sum(np.stack(outs))
+
+
+def test_reverse_over_reverse_where_the_list_gradient_is_constant():
+    srcad.check_grad(appends_with_a_constant_gradient, vec(3), order=2, modes=("rev", "fwd"))
+
+
+def test_reverse_over_reverse_of_a_varying_list_gradient_is_a_clear_error():
+    with pytest.raises(srcad.NoAdjointError, match="drop_gradient"):
+        srcad.check_grad(append_zeros, vec(3), order=2, modes=("rev",))
