@@ -65,9 +65,13 @@ def alias_in_a_loop(x):
     return total
 
 
-def _push(items, v):
-    items.append(v * v)
-    return items
+def second_name_of_a_finished_list(x):
+    if x[0] > 0:
+        xs = [x[i] for i in range(2)]
+    else:
+        xs = [x[i] * 2.0 for i in range(2)]
+    ys = xs
+    return np.sum(np.stack(ys)) * sum(xs)
 
 
 def through_a_local_helper(x):
@@ -104,6 +108,8 @@ LIST_CASES = [
     (alias_read, (vec(3),)),
     (alias_in_a_loop, (vec(3),)),
     (through_a_local_helper, (vec(3),)),
+    (second_name_of_a_finished_list, (np.array([0.5, -0.2, 0.1]),)),
+    (second_name_of_a_finished_list, (np.array([-0.5, -0.2, 0.1]),)),
     (extended, (vec(3),)),
     (extended_by_rows, (vec(2, 3),)),
 ]
@@ -354,7 +360,7 @@ def alias_read_before(x):
         if total > 0:
             total = total + np.sum(ys[0])  # noqa: F821 (bound by the previous turn)
         ys = xs
-        total = total + np.sum(ys[0])
+        ys.append(x * 2.0)
     return total
 
 

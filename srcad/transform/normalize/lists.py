@@ -200,17 +200,19 @@ def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str]) ->
 
 
 def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], append: str) -> None:
-    """``ys = xs`` for a list ``xs``: ``ys`` becomes ``xs`` everywhere, so that an append
-    through either name reaches the one list both names mean. Refused unless ``xs`` is made once, in
-    the alias's block or one enclosing it, before the alias, and ``ys`` is assigned only by
-    the alias and used only after it in its block."""
+    """``ys = xs`` for a list ``xs`` that is appended to afterwards: ``ys`` becomes ``xs``
+    everywhere, so that an append through either name reaches the one list both names mean.
+    Refused unless ``xs`` is made once, in the alias's block or one enclosing it, before the
+    alias, and ``ys`` is assigned only by the alias and used only after it in its block."""
+    kept: set[int] = set()  # second names of lists that no longer change: left as they are
     while True:
         places = list(positions(tree.body))
         found = next(
             (
-                (stmt, block, path)
-                for stmt, _, _, block, path in places
-                if isinstance(stmt, gast.Assign)
+                (stmt, loops, block, path)
+                for stmt, loops, _, block, path in places
+                if id(stmt) not in kept
+                and isinstance(stmt, gast.Assign)
                 and isinstance(stmt.targets[0], gast.Name)
                 and isinstance(stmt.value, gast.Name)
                 and stmt.value.id in built
@@ -219,8 +221,11 @@ def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], appe
         )
         if found is None:
             return
-        alias, block, path = found
+        alias, loops, block, path = found
         ys, xs = alias.targets[0].id, alias.value.id
+        if ys != xs and not _appended_after(places, loops, path, {xs, ys}, append):
+            kept.add(id(alias))
+            continue
         if ys != xs:
             made = [p for s, _, _, _, p in places if s is not alias and _creates(s, xs, append)]
             ok = (
@@ -244,6 +249,16 @@ def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], appe
             for stmt in tree.body:
                 renamer.visit(stmt)
         block.remove(alias)
+
+
+def _appended_after(places: list, loops: list, path: tuple, names: set[str], append) -> bool:
+    """Whether an append to one of ``names`` may run after the statement at ``path``."""
+    own = {id(lp) for lp in loops}
+    return any(
+        any(_appends_to(stmt, n, append) for n in names)
+        and (own & {id(lp) for lp in stmt_loops} or may_precede(path, stmt_path))
+        for stmt, stmt_loops, _, _, stmt_path in places
+    )
 
 
 def _own_names(stmt: gast.stmt) -> set[str]:
