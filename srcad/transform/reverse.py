@@ -10,6 +10,7 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 
 from __future__ import annotations
 
+import builtins
 import copy
 from dataclasses import dataclass, field
 
@@ -39,7 +40,6 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 from srcad.transform.ops import (
-    USER_CALL,
     annotate_purity,
     classify,
     differentiable_operand_names,
@@ -259,10 +259,12 @@ class _Sweep:
         if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            varied = operand_names(stmt.value) & self.ctx.activity.varied
-            op = classify(stmt.value, self.ctx.source, self.ctx.local)
-            if varied and (op.key is USER_CALL or varied & self.ctx.source.lists):
-                # it may change what it is given (append to a list); that has no adjoint
+            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            lists_given = (
+                operand_names(stmt.value) & self.ctx.activity.varied & self.ctx.source.lists
+            )
+            if lists_given and callee is not builtins.print:
+                # it may append to the list it is given, which has no adjoint
                 raise self.ctx.source.error(
                     "a call for its side effect on a differentiated value cannot be "
                     "differentiated; assign its result instead",
