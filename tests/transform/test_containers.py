@@ -84,6 +84,41 @@ def through_a_local_helper(x):
     return np.sum(xs[1] * ys[0])
 
 
+def pushed_in_a_loop(x):
+    def push(items, v):
+        items.append(v * v)
+        return 0.0
+
+    xs = [x]
+    for i in range(3):
+        push(xs, x * x[i])
+    return np.sum(np.stack(xs) ** 2)
+
+
+def second_name_in_a_loop(x):
+    xs = [x]
+    for i in range(3):
+        ys = xs
+        ys.append(x * i)
+    return np.sum(np.stack(xs) ** 2)
+
+
+def appended_in_branches(x):
+    xs = []
+    for i in range(3):
+        if x[i] > 0:
+            xs.append(x * x[i])
+        else:
+            xs.append(np.zeros(3))
+    return np.sum(np.stack(xs) ** 2)
+
+
+def nested_lists(x):
+    xs = [x, x * 3.0]
+    ys = [xs, np.sin(x)]
+    return np.sum(ys[0][1] * ys[1])
+
+
 def extended(x):
     xs = [x]
     xs.extend([x * 2.0, np.zeros(3)])
@@ -110,6 +145,10 @@ LIST_CASES = [
     (through_a_local_helper, (vec(3),)),
     (second_name_of_a_finished_list, (np.array([0.5, -0.2, 0.1]),)),
     (second_name_of_a_finished_list, (np.array([-0.5, -0.2, 0.1]),)),
+    (pushed_in_a_loop, (vec(3),)),
+    (second_name_in_a_loop, (vec(3),)),
+    (appended_in_branches, (np.array([0.5, -0.3, 0.8]),)),
+    (nested_lists, (vec(3),)),
     (extended, (vec(3),)),
     (extended_by_rows, (vec(2, 3),)),
 ]
@@ -186,6 +225,18 @@ def dict_in_branches(x):
     return np.sum(d["a"] * x)
 
 
+def dict_call(x):
+    d = dict(a=x, b=x * x)
+    d["a"] = d["a"] * d["b"]
+    return np.sum(d["a"])
+
+
+def dict_of_lists(x):
+    d = {"xs": [x]}
+    d["xs"].append(x * 2.0)
+    return np.sum(np.stack(d["xs"]) ** 2)
+
+
 def dict_of_dicts(x):
     d = {"inner": {"u": x * 3.0}}
     return np.sum(d["inner"]["u"] * x)
@@ -200,6 +251,8 @@ DICT_CASES = [
     (dict_in_branches, (np.array([0.4, 0.2, -0.3]),)),
     (dict_in_branches, (np.array([-0.4, 0.2, -0.3]),)),
     (dict_of_dicts, (vec(3),)),
+    (dict_call, (vec(3),)),
+    (dict_of_lists, (vec(3),)),
 ]
 
 
@@ -386,6 +439,13 @@ def helper_appends_with_result(x):
     return np.sum(parts[0] * parts[1]) + z
 
 
+def list_inside_a_list_grows(x):
+    xs = [x]
+    ys = [xs, x]
+    xs.append(x * 3.0)
+    return np.sum(ys[0][1])
+
+
 def joined_lists(x):
     xs = [x]
     ys = xs + [x * 2.0]
@@ -436,6 +496,7 @@ REFUSED = [
     (helper_appends, "side effect", 3),
     (helper_appends_with_result, "'items.append' changes a list this function did not", 2),
     (joined_lists, "joining or repeating lists", 3),
+    (list_inside_a_list_grows, "put inside another container", 3),
     (dict_variable_key, "needs a constant key", 4),
     (dict_passed_on, "in a way srcad cannot follow", 3),
     (dict_maybe_key, "may or may not hold the key 'a'", 5),

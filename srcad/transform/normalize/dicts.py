@@ -1,11 +1,12 @@
 """Dicts built in the function with constant keys become one variable per key.
 
 ``d = {"a": u}; d["b"] = v; return np.sum(d["a"] * d["b"])`` becomes ``d_a = u; d_b = v;
-return np.sum(d_a * d_b)``, which the later passes differentiate like any names. Besides
-``d[k]`` (read or assigned; ``d[k] += v`` is already ``d[k] = d[k] + v``) a dict may be read
-by ``d.get(k, default)``, ``k in d``, ``len(d)``, ``for ... in d`` (or ``d.keys()``,
-``d.values()``, ``d.items()``) and ``return d`` (rebuilt as a display), where the keys it
-holds there are known. Any other use of such a dict is refused.
+return np.sum(d_a * d_b)``, which the later passes differentiate like any names
+(``dict(a=u)`` reads as ``{"a": u}``). Besides ``d[k]`` (read or assigned; ``d[k] += v`` is
+already ``d[k] = d[k] + v``) a dict may be read by ``d.get(k, default)``, ``k in d``,
+``len(d)``, ``for ... in d`` (or ``d.keys()``, ``d.values()``, ``d.items()``) and ``return
+d`` (rebuilt as a display), where the keys it holds there are known. Any other use of such
+a dict is refused.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ class _Lower:
     def run(self) -> bool:
         """Lower the first dict built in the function; whether there was one."""
         places = list(positions(self.tree.body))
+        for stmt, *_ in places:
+            if isinstance(stmt, gast.Assign) and self.is_dict_call(stmt.value):
+                # dict(a=u, b=v) is the display {"a": u, "b": v}
+                keys = [build.const(k.arg) for k in stmt.value.keywords]
+                values = [k.value for k in stmt.value.keywords]
+                stmt.value = gast.copy_location(gast.Dict(keys=keys, values=values), stmt.value)
         made = [
             (stmt, path, bool(loops))
             for stmt, loops, _, _, path in places
@@ -76,6 +83,14 @@ class _Lower:
             )
         self.lower(_Dict(name, stmt, path, in_loop), places)
         return True
+
+    def is_dict_call(self, value: gast.expr) -> bool:
+        return (
+            isinstance(value, gast.Call)
+            and not value.args
+            and all(k.arg is not None for k in value.keywords)
+            and self.source.resolve(value.func, set()) is builtins.dict
+        )
 
     def variable(self, d: _Dict, key: object) -> str:
         if key not in d.variables:

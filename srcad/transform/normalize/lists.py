@@ -123,6 +123,7 @@ def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str
     tree.body = rewrite_bodies(tree.body, lower.block)
     _check_operators(tree, source, built)
     _merge_aliases(tree, source, built, lower.append)
+    _check_contained(tree, source, built, lower.append)
     names = _list_names(tree, lower.append)
     _check_built_before_read(tree, source, names, lower.append)
     return names
@@ -249,6 +250,38 @@ def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], appe
             for stmt in tree.body:
                 renamer.visit(stmt)
         block.remove(alias)
+
+
+def _check_contained(tree: gast.FunctionDef, source: Source, built: set[str], append) -> None:
+    """A list put inside another list (or a tuple) must not grow afterwards: reads through
+    the outer list would see elements srcad does not know of."""
+    places = list(positions(tree.body))
+    for stmt, loops, _, _, path in places:
+        inner: list[gast.expr] = []
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, (gast.List, gast.Tuple)) and isinstance(node.ctx, gast.Load):
+                    inner.extend(node.elts)
+                elif isinstance(node, gast.Dict):
+                    inner.extend(node.values)
+        if (
+            isinstance(stmt, gast.Assign)
+            and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name)
+            and stmt.value.func.id == append
+        ):
+            inner.append(stmt.value.args[1])
+        for node in inner:
+            if (
+                isinstance(node, gast.Name)
+                and node.id in built
+                and _appended_after(places, loops, path, {node.id}, append)
+            ):
+                raise source.error(
+                    f"the list '{node.id}' is put inside another container here and appended "
+                    "to afterwards, which srcad cannot follow; finish it first",
+                    node,
+                )
 
 
 def _appended_after(places: list, loops: list, path: tuple, names: set[str], append) -> bool:
