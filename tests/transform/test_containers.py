@@ -452,6 +452,13 @@ def joined_lists(x):
     return np.sum(ys[0] * ys[1])
 
 
+def comprehension_in_while(x):
+    n = 0
+    while sum([n for _ in range(2)]) < 4:
+        n = n + 1
+    return np.sum(x) * n
+
+
 def dict_variable_key(x):
     d = {"a": x}
     k = "a"
@@ -497,6 +504,7 @@ REFUSED = [
     (helper_appends_with_result, "'items.append' changes a list this function did not", 2),
     (joined_lists, "joining or repeating lists", 3),
     (list_inside_a_list_grows, "put inside another container", 3),
+    (comprehension_in_while, "comprehension in a while condition", 3),
     (dict_variable_key, "needs a constant key", 4),
     (dict_passed_on, "in a way srcad cannot follow", 3),
     (dict_maybe_key, "may or may not hold the key 'a'", 5),
