@@ -48,6 +48,7 @@ class _Dict:
 
 class _Lower:
     def __init__(self, tree: gast.FunctionDef, source: Source, namer: Namer) -> None:
+        self.kept: set[int] = set()
         self.tree = tree
         self.source = source
         self.namer = namer
@@ -67,7 +68,8 @@ class _Lower:
         made = [
             (stmt, path, bool(loops))
             for stmt, loops, _, _, path in places
-            if isinstance(stmt, gast.Assign)
+            if id(stmt) not in self.kept
+            and isinstance(stmt, gast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
             and isinstance(stmt.value, gast.Dict)
@@ -76,13 +78,103 @@ class _Lower:
             return False
         stmt, path, in_loop = made[0]
         name = stmt.targets[0].id
-        again = [s for s, _, _ in made[1:] if s.targets[0].id == name]
-        if again:
-            raise self.error(
-                f"the dict '{name}' is made more than once; use one name per dict", again[0]
-            )
-        self.lower(_Dict(name, stmt, path, in_loop), places)
+        uses = [u for s, _, _, _, p in places for u in _uses(s, p, name)]
+        again = [s for s, _, _, _, _ in places if s is not stmt and _binds(s, name)]
+        problem = self.unfollowable(name, stmt, path, uses, again)
+        if problem is None:
+            self.lower(_Dict(name, stmt, path, in_loop), uses)
+        elif any(_changes(u) for u in uses):
+            raise self.error(*problem)
+        else:
+            # never changed after it is made: left as it is (a constant dict of options)
+            self.kept.add(id(stmt))
         return True
+
+    def unfollowable(self, name, stmt, path, uses, again) -> tuple[str, gast.AST] | None:
+        """Why the uses of the dict ``name`` made by ``stmt`` cannot be followed (message,
+        node), or None."""
+        if again:
+            return f"the dict '{name}' is assigned more than once; use one name per dict", again[0]
+        for key in stmt.value.keys:
+            if not isinstance(key, gast.Constant):
+                message = f"the dict '{name}' needs constant keys ('\"a\"', 1) to be differentiated"
+                return message, key if key is not None else stmt.value
+        for use in uses:
+            if use.stmt is stmt and isinstance(use.node.ctx, gast.Store):
+                continue
+            if not _after(path, use.path):
+                message = (
+                    f"the dict '{name}' is used here outside the block it is made in, or "
+                    "before it is made; srcad follows a dict only after 'name = {...}' in the "
+                    "same block"
+                )
+                return message, use.node
+            form = self.form(use)
+            if form is None:
+                message = (
+                    f"the dict '{name}' is used here in a way srcad cannot follow; supported: "
+                    f"{name}[k] with a constant key, {name}.get(k), k in {name}, len({name}), "
+                    f"'for ... in {name}' (.keys(), .values(), .items()) and 'return {name}'"
+                )
+                return message, use.node
+            if form in ("item", "store") and not isinstance(use.parent.slice, gast.Constant):
+                return f"the dict '{name}' needs a constant key here", use.parent.slice
+        return None
+
+    def form(self, use: _Use) -> str | None:
+        """What ``use`` does with the dict: one of the forms srcad follows, or None."""
+        parent, grand = use.parent, use.grand
+        if isinstance(parent, gast.Subscript) and parent.value is use.node:
+            if isinstance(parent.ctx, gast.Load):
+                return "item"
+            if isinstance(grand, gast.Assign) and grand.targets == [parent]:
+                return "store"
+            return None
+        if (
+            isinstance(parent, gast.Attribute)
+            and parent.attr == "get"
+            and isinstance(grand, gast.Call)
+            and grand.func is parent
+            and 1 <= len(grand.args) <= 2
+            and not grand.keywords
+            and isinstance(grand.args[0], gast.Constant)
+        ):
+            return "get"
+        if (
+            isinstance(parent, gast.Compare)
+            and len(parent.ops) == 1
+            and isinstance(parent.ops[0], (gast.In, gast.NotIn))
+            and parent.comparators[0] is use.node
+            and isinstance(parent.left, gast.Constant)
+        ):
+            return "in"
+        if (
+            isinstance(parent, gast.Call)
+            and parent.args == [use.node]
+            and not parent.keywords
+            and self.source.resolve(parent.func, set()) is builtins.len
+        ):
+            return "len"
+        loop = use.stmt if isinstance(use.stmt, gast.For) else None
+        if loop is not None and loop.iter is use.node:
+            return "keys"
+        if (
+            loop is not None
+            and isinstance(parent, gast.Attribute)
+            and parent.attr in _VIEWS
+            and isinstance(grand, gast.Call)
+            and loop.iter is grand
+            and not grand.args
+            and not grand.keywords
+        ):
+            return parent.attr
+        if isinstance(use.stmt, gast.Return) and (
+            use.stmt.value is use.node
+            or isinstance(use.stmt.value, gast.Tuple)
+            and any(e is use.node for e in use.stmt.value.elts)
+        ):
+            return "return"
+        return None
 
     def is_dict_call(self, value: gast.expr) -> bool:
         return (
@@ -98,29 +190,10 @@ class _Lower:
             d.variables[key] = self.namer.fresh(f"{d.name}_{label}")
         return d.variables[key]
 
-    def lower(self, d: _Dict, places: list) -> None:
+    def lower(self, d: _Dict, uses: list[_Use]) -> None:
         display = d.made.value
-        for key in display.keys:
-            if not isinstance(key, gast.Constant):
-                raise self.error(
-                    f"the dict '{d.name}' needs constant keys ('\"a\"', 1) to be differentiated",
-                    key if key is not None else display,
-                )
-        uses = [u for stmt, _, _, _, path in places for u in _uses(stmt, path, d.name)]
-        stores: list[tuple[object, _Use]] = []
-        for use in uses:
-            if use.stmt is d.made and isinstance(use.node.ctx, gast.Store):
-                continue
-            if not _after(d.path, use.path):
-                raise self.error(
-                    f"the dict '{d.name}' is used here outside the block it is made in, or "
-                    "before it is made, or assigned again; srcad follows a dict only after "
-                    "'name = {...}' in the same block",
-                    use.node,
-                )
-            key = self.store_key(d, use)
-            if key is not _NONE:
-                stores.append((key, use))
+        uses = [u for u in uses if not (u.stmt is d.made and isinstance(u.node.ctx, gast.Store))]
+        stores = [(u.parent.slice.value, u) for u in uses if self.form(u) == "store"]
         # the keys held at a use: sure (display, stores earlier in the dict's own block) and
         # possible (also stores nested in earlier statements or in the use's statement)
         level = len(d.path) - 1
@@ -138,8 +211,6 @@ class _Lower:
             return sure, possible
 
         for use in uses:
-            if use.stmt is d.made and isinstance(use.node.ctx, gast.Store):
-                continue
             self.replace(d, use, held)
         for key, store in stores:
             store.grand.targets[0] = build.store(self.variable(d, key))
@@ -154,20 +225,6 @@ class _Lower:
             self.tree.body,
             lambda body: [s for stmt in body for s in (assigns if stmt is d.made else [stmt])],
         )
-
-    def store_key(self, d: _Dict, use: _Use) -> object:
-        """The key of ``d[k] = v`` when ``use`` is its ``d``; else ``_NONE``."""
-        sub = use.parent
-        if not (
-            isinstance(sub, gast.Subscript)
-            and isinstance(sub.ctx, gast.Store)
-            and isinstance(use.grand, gast.Assign)
-            and use.grand.targets == [sub]
-        ):
-            return _NONE
-        if not isinstance(sub.slice, gast.Constant):
-            raise self.error(f"the dict '{d.name}' needs a constant key here", sub.slice)
-        return sub.slice.value
 
     def replace(self, d: _Dict, use: _Use, held) -> None:
         parent, grand, name = use.parent, use.grand, d.name
@@ -193,75 +250,42 @@ class _Lower:
                 )
             return sure
 
-        if isinstance(parent, gast.Subscript) and parent.value is use.node:
-            if isinstance(parent.ctx, gast.Store):
-                if self.store_key(d, use) is _NONE:
-                    raise self.error(
-                        f"'{name}[k] = v' is supported as a statement of its own", parent
-                    )
-                return
-            if not isinstance(parent.slice, gast.Constant):
-                raise self.error(f"the dict '{name}' needs a constant key here", parent.slice)
+        form = self.form(use)
+        if form == "store":
+            return  # (its target is replaced once every read is)
+        if form == "item":
             key = parent.slice.value
             if key not in possible:
                 raise self.error(f"the dict '{name}' has no key {key!r} here", parent)
             if d.in_loop and key not in sure:
+                # a value stored in an earlier turn would be read instead of a KeyError
                 raise self.error(
                     f"the dict '{name}' may or may not hold the key {key!r} here; srcad needs "
                     "to know (store it on every path first)",
                     parent,
                 )
             _swap(use, parent, build.load(self.variable(d, key)))
-            return
-        if (
-            isinstance(parent, gast.Attribute)
-            and parent.attr == "get"
-            and isinstance(grand, gast.Call)
-            and grand.func is parent
-            and 1 <= len(grand.args) <= 2
-            and not grand.keywords
-            and isinstance(grand.args[0], gast.Constant)
-        ):
+        elif form == "get":
             key = grand.args[0].value
             if known(key, grand):
                 value = build.load(self.variable(d, key))
             else:
                 value = grand.args[1] if len(grand.args) == 2 else build.const(None)
             _swap(use, grand, value)
-            return
-        if (
-            isinstance(parent, gast.Compare)
-            and len(parent.ops) == 1
-            and isinstance(parent.ops[0], (gast.In, gast.NotIn))
-            and parent.comparators[0] is use.node
-            and isinstance(parent.left, gast.Constant)
-        ):
+        elif form == "in":
             present = known(parent.left.value, parent)
             _swap(use, parent, build.const(present == isinstance(parent.ops[0], gast.In)))
-            return
-        if (
-            isinstance(parent, gast.Call)
-            and len(parent.args) == 1
-            and not parent.keywords
-            and self.source.resolve(parent.func, set()) is builtins.len
-        ):
+        elif form == "len":
             _swap(use, parent, build.const(len(all_known(parent))))
-            return
-        loop = use.stmt if isinstance(use.stmt, gast.For) else None
-        view = None
-        if loop is not None and loop.iter is use.node:
-            view = "keys"
-        elif (
-            loop is not None
-            and isinstance(parent, gast.Attribute)
-            and parent.attr in _VIEWS
-            and isinstance(grand, gast.Call)
-            and loop.iter is grand
-            and not grand.args
-            and not grand.keywords
-        ):
-            view = parent.attr
-        if view is not None:
+        elif form == "return":
+            keys = all_known(use.node)
+            rebuilt = gast.Dict(
+                keys=[build.const(k) for k in keys],
+                values=[build.load(self.variable(d, k)) for k in keys],
+            )
+            _swap(use, use.node, rebuilt)
+        else:
+            loop = use.stmt
             keys = all_known(loop.iter)
             for inner in gast.walk(loop):
                 if (
@@ -274,26 +298,7 @@ class _Lower:
                         f"changing the dict '{name}' while looping over it is not supported",
                         inner,
                     )
-            loop.iter = gast.copy_location(self.view(d, view, keys), loop.iter)
-            return
-        if isinstance(use.stmt, gast.Return) and (
-            use.stmt.value is use.node
-            or isinstance(use.stmt.value, gast.Tuple)
-            and any(e is use.node for e in use.stmt.value.elts)
-        ):
-            keys = all_known(use.node)
-            rebuilt = gast.Dict(
-                keys=[build.const(k) for k in keys],
-                values=[build.load(self.variable(d, k)) for k in keys],
-            )
-            _swap(use, use.node, rebuilt)
-            return
-        raise self.error(
-            f"the dict '{name}' is used here in a way srcad cannot follow; supported: "
-            f"{name}[k] with a constant key, {name}.get(k), k in {name}, len({name}), "
-            f"'for ... in {name}' (.keys(), .values(), .items()) and 'return {name}'",
-            use.node,
-        )
+            loop.iter = gast.copy_location(self.view(d, form, keys), loop.iter)
 
     def view(self, d: _Dict, view: str, keys: list) -> gast.Tuple:
         def value(key: object) -> gast.expr:
@@ -326,6 +331,22 @@ def _uses(stmt: gast.stmt, path: tuple, name: str):
 
     for part in own_parts(stmt):
         yield from visit(part, stmt, None)
+
+
+def _binds(stmt: gast.stmt, name: str) -> bool:
+    """Whether ``stmt`` assigns ``name`` itself."""
+    return any(
+        isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+        for part in own_parts(stmt)
+        for n in gast.walk(part)
+    )
+
+
+def _changes(use: _Use) -> bool:
+    """Whether ``use`` may change the dict: ``d[k] = v``, or a method other than a read."""
+    if isinstance(use.parent, gast.Subscript) and isinstance(use.parent.ctx, gast.Store):
+        return True
+    return isinstance(use.parent, gast.Attribute) and use.parent.attr not in ("get", *_VIEWS)
 
 
 def _swap(use: _Use, old: gast.AST, new: gast.AST) -> None:
