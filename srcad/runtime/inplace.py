@@ -44,11 +44,11 @@ def overwritten(index: Any, shape: tuple[int, ...]) -> Any:
         return None  # ints, slices and boolean masks select each element at most once
     if not isinstance(index, tuple) and len(shape) >= 1:
         # one integer array on the first axis: its entries, with negative ones wrapped
-        rows = _namespace_of_index(index).asarray(index) % shape[0]
-        lost = _not_last(rows)
+        xp = _namespace_of_index(index)
+        lost = _not_last(xp.asarray(index) % shape[0])
         if lost is None:
             return None
-        return lost.reshape(tuple(lost.shape) + (1,) * (len(shape) - 1))
+        return xp.reshape(lost, tuple(lost.shape) + (1,) * (len(shape) - 1))
     xp = _namespace_of_index(index)
     positions = xp.reshape(xp.arange(math.prod(shape)), shape)[index]
     return _not_last(positions)

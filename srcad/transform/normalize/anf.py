@@ -144,6 +144,10 @@ class _Flattener:
             )
         if isinstance(index, gast.Tuple):
             return build.tuple_([self.index(e) for e in index.elts])
+        if isinstance(index, gast.List):
+            # ``x[[0, 0, 2]]`` keeps its list: a name for it would be a list the function
+            # builds, which code differentiated again may not read as an index
+            return self.arg(index)
         return self.atom(index)
 
     def op(self, expr: gast.expr) -> gast.expr:
