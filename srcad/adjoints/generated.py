@@ -48,7 +48,7 @@ from srcad.runtime.higher import (
     ungrouped,
     unreduce_like,
 )
-from srcad.runtime.inplace import saved, zeroed
+from srcad.runtime.inplace import saved, surviving, zeroed
 from srcad.runtime.lists import (
     add_gradients,
     drop_gradient,
@@ -159,6 +159,17 @@ def zeroed_adjoint(y, g, index):
 @tangent(zeroed, static=("index",))
 def zeroed_tangent(y, g, index):
     d[y] = zeroed(d[g], index)
+
+
+# keeping the writes that survive is a mask: its own adjoint
+@adjoint(surviving, static=("index", "like"))
+def surviving_adjoint(y, values, index, like):
+    d[values] = surviving(d[y], index, like)
+
+
+@tangent(surviving, static=("index", "like"))
+def surviving_tangent(y, values, index, like):
+    d[y] = surviving(d[values], index, like)
 
 
 @adjoint(inplace.copied)

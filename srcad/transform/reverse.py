@@ -83,7 +83,8 @@ class _Context:
     tape_name: str
     adjoint_names: dict[str, str]
     stable: frozenset[str]
-    setitem: str | None = None
+    #: the names of the in-place update helpers (setitem, scatter)
+    setitem: tuple[str, ...] = ()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
@@ -93,10 +94,9 @@ class _Context:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
         value = getattr(stmt, "value", None)
         if (
-            self.setitem is not None
-            and isinstance(value, gast.Call)
+            isinstance(value, gast.Call)
             and isinstance(value.func, gast.Name)
-            and value.func.id == self.setitem
+            and value.func.id in self.setitem
         ):
             return value.args[0].id, value.args[1]
         return None
@@ -932,7 +932,7 @@ def reverse(
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
-        {}, stable, getanno(tree, "setitem"),
+        {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     if facts is not None:
