@@ -28,7 +28,11 @@ _OPERATORS = {
     "ConcatenateList": "np.concatenate(xs) (a list)", "Not": "not x", "Invert": "~x",
     "BitAnd": "a & b", "BitOr": "a | b", "BitXor": "a ^ b",
 }  # fmt: skip
-_INTERNAL = {"setitem": "x[i] = v (in place)", "append": "xs.append(v)"}
+_INTERNAL = {
+    "setitem": "x[i] = v (in place)",
+    "scatter": "x[idx] = v (in place, idx may repeat)",
+    "append": "xs.append(v)",
+}
 
 
 def _label(key: Any) -> str:

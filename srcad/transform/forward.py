@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.adjoints.registry import lookup_tangent
-from srcad.runtime import inplace, tangents
+from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
@@ -115,6 +115,12 @@ class _Forward:
         call = tape_call(stmt, self.tapes, "push")
         if call is None:
             if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
+                if _restores(stmt, self.source, self.local):
+                    raise self.source.error(
+                        "a derivative that updates arrays in place cannot be differentiated "
+                        "again yet (its backward pass restores them in place)",
+                        stmt,
+                    )
                 raise self.source.error(
                     "a call for its side effect on a differentiated value cannot be "
                     "differentiated; assign its result instead",
@@ -196,7 +202,7 @@ class _Forward:
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         tangent_stmts = self.contributions(body, name, op.label, where)
-        if op.key not in (COPY, inplace.setitem) and name in self.updated:
+        if op.key not in (COPY, inplace.setitem, inplace.scatter) and name in self.updated:
             # (an update itself writes into the tangent that its array's definition owns)
             tangent_stmts = self.own(tangent_stmts)
         if op.key is not COPY:
@@ -208,6 +214,9 @@ class _Forward:
                     setanno(tstmt, "copies", True)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
+        if op.key is lists.append:
+            # the append changes its list in place: the tangent reads the list before it
+            return [*tangent_stmts, *primal]
         return [*primal, *tangent_stmts]
 
     def contributions(
@@ -311,6 +320,9 @@ class _Forward:
         if isinstance(value, (gast.Name, gast.Call)):
             helper = self.namer.bind_global(inplace.copied, "copied")
             last.value = build.call(helper, value)
+        else:
+            # a new array, as the primal's is: ``du * 1.0`` must not fold to ``du``
+            setanno(last, "copies", True)
         return stmts
 
     def user_call(self, stmt: gast.Assign, op, where: gast.AST) -> list[gast.stmt]:
@@ -394,6 +406,12 @@ class _TangentReader(gast.NodeTransformer):
         if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
             return self.forward.tangent_of(node.slice)
         return self.generic_visit(node)
+
+
+def _restores(stmt: gast.Expr, source: Source, local: set[str]) -> bool:
+    """Whether ``stmt`` is generated code's ``restore(y, i, tape.pop())``."""
+    call = stmt.value
+    return isinstance(call, gast.Call) and source.resolve(call.func, local) is inplace.restore
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:

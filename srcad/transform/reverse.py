@@ -10,6 +10,7 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 
 from __future__ import annotations
 
+import builtins
 import copy
 from dataclasses import dataclass, field
 
@@ -82,7 +83,8 @@ class _Context:
     tape_name: str
     adjoint_names: dict[str, str]
     stable: frozenset[str]
-    setitem: str | None = None
+    #: the names of the in-place update helpers (setitem, scatter)
+    setitem: tuple[str, ...] = ()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
@@ -92,10 +94,9 @@ class _Context:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
         value = getattr(stmt, "value", None)
         if (
-            self.setitem is not None
-            and isinstance(value, gast.Call)
+            isinstance(value, gast.Call)
             and isinstance(value.func, gast.Name)
-            and value.func.id == self.setitem
+            and value.func.id in self.setitem
         ):
             return value.args[0].id, value.args[1]
         return None
@@ -258,6 +259,17 @@ class _Sweep:
         if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            lists_given = (
+                operand_names(stmt.value) & self.ctx.activity.varied & self.ctx.source.lists
+            )
+            if lists_given and callee is not builtins.print:
+                # it may append to the list it is given, which has no adjoint
+                raise self.ctx.source.error(
+                    "a call for its side effect on a differentiated value cannot be "
+                    "differentiated; assign its result instead",
+                    getanno(stmt, "expr") or stmt,
+                )
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
             if getattr(callee, "__module__", "") == inplace.__name__:
                 # generated code restoring an array it updated in place
@@ -920,7 +932,7 @@ def reverse(
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
-        {}, stable, getanno(tree, "setitem"),
+        {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     if facts is not None:
