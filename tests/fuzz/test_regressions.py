@@ -6,6 +6,8 @@ that a fix makes them pass loudly (and they must then become plain tests).
 
 import numpy as np
 import pytest
+from programs import Spec
+from test_programs import check_first_order, drawn
 
 import srcad
 
@@ -107,6 +109,63 @@ def test_forward_mode_reads_a_row_before_updating_it():
     _, tangent = srcad.jvp(update_reading_a_row, (X2, Y), (np.ones_like(X2), None))
     expected = np.sum(srcad.grad(update_reading_a_row)(X2, Y))
     assert tangent == pytest.approx(expected, rel=1e-12)
+
+
+# issue-16 families (the extended generator, seeds of its first runs) ------------------------
+# each was wrong or crashed on 7d9ae64 and is fixed on main; the fuzz checker itself checks
+# them: vjp with a random cotangent, grad, jvp, dtypes, and no argument, tangent or
+# cotangent changed
+def list_alias_in_a_pytree_function(p, w):
+    x = p["x"]
+    outs = [x]
+    alias = outs
+    alias.append(x * 2.0)
+    return np.sum(np.stack(outs), axis=0) * w
+
+
+def list_alias(x, y, w):
+    outs = [x]
+    alias = outs
+    alias.append(x * y)
+    return np.sum(np.stack(outs) * w)
+
+
+def local_function_in_a_comprehension(x, y, w):
+    def sq(v):
+        return v * v * 0.5
+
+    c = np.stack([sq(x * (j + 1.0)) for j in range(2)])
+    return np.sum(c * w) + np.sum(y)
+
+
+def dict_store_and_read(x, y, w):
+    c = x * y
+    d = {}
+    d["p"] = c
+    c = d["p"]
+    return np.sum(c * w)
+
+
+@pytest.mark.parametrize(
+    ("f", "spec"),
+    [
+        # seed 69: the appended element was missing from the value (vjp's value 0.16, not 0.47)
+        (list_alias_in_a_pytree_function, Spec((2,), pytree="dict", output="array")),
+        # seed 151: the same through an alias of a list, plain arguments
+        (list_alias, Spec((4,))),
+        # seed 83: NameError: name 'j1' is not defined (the inlined local function's body
+        # read the comprehension's variable outside it)
+        (local_function_in_a_comprehension, Spec((3, 1))),
+        # seed 114: IndexError (a dict store compiled to an index write with the key)
+        (dict_store_and_read, Spec((1, 4), y="0d")),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_issue_16_families(f, spec):
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(-1, 1, spec.shape), rng.uniform(-1, 1, spec.shape[-1:])
+    leaves, w = drawn(spec, x, y, rng.uniform(0.5, 1.5, spec.shape))
+    check_first_order(f, spec, leaves, w, seed=3)
 
 
 # open: second derivatives ----------------------------------------------------------------
