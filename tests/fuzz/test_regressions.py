@@ -146,9 +146,35 @@ def dict_store_and_read(x, y, w):
     return np.sum(c * w)
 
 
+def repeated_index_update(p, w):
+    u = p["x"] * p["y"]
+    u[[1, 1]] += u[[2, 2]]
+    return np.sum(u * w)
+
+
+def dict_literal(p, w):
+    x = p["x"]
+    d = {"p": x * 2.0, "q": np.sin(x)}
+    return np.sum(d["q"] * d["p"] * w)
+
+
+def comprehension_in_a_pytree_function(p, w):
+    x, y = p
+    a = np.sum(np.stack([np.sin(x * y * (j + 1.0)) for j in range(3)]), axis=0)
+    return np.sum(a * w)
+
+
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
+        # seed 29: u[[1, 1]] += v adds v once in NumPy (the gradient counted it twice)
+        (repeated_index_update, Spec((4,), pytree="dict")),
+        # seed 35: UnsupportedConstructError "building a container of differentiable
+        # values is not supported yet" for a dict literal
+        (dict_literal, Spec((4,), pytree="dict")),
+        # seed 234: UnsupportedConstructError "comprehensions are not supported yet" in a
+        # function with a pytree argument (any comprehension)
+        (comprehension_in_a_pytree_function, Spec((1, 1), pytree="tuple")),
         # seed 69: the appended element was missing from the value (vjp's value 0.16, not 0.47)
         (list_alias_in_a_pytree_function, Spec((2,), pytree="dict", output="array")),
         # seed 151: the same through an alias of a list, plain arguments
