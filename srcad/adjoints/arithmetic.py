@@ -38,8 +38,10 @@ def truediv(y, a, b):
 
 @adjoint(Operator("Pow"), np.power)
 def power(y, a, b):
-    d[a] = unbroadcast(d[y] * b * a ** (b - 1), a)
-    d[b] = unbroadcast(d[y] * y * xp.log(a), b)
+    # a ** 0 is constant (0 ** -1 would make 0 * inf); 0 ** b is too for b > 0 (log 0 would
+    # make 0 * -inf): adding the comparison keeps both terms finite, and exact elsewhere
+    d[a] = unbroadcast(d[y] * b * a ** (b - 1 + (b == 0)), a)
+    d[b] = unbroadcast(d[y] * y * xp.log(a + (a == 0)), b)
 
 
 @adjoint(Operator("Mod"), np.mod)
@@ -98,8 +100,8 @@ def truediv_tangent(y, a, b):
 
 @tangent(Operator("Pow"), np.power)
 def power_tangent(y, a, b):
-    d[y] = d[a] * b * a ** (b - 1)
-    d[y] = d[b] * y * xp.log(a)
+    d[y] = d[a] * b * a ** (b - 1 + (b == 0))
+    d[y] = d[b] * y * xp.log(a + (a == 0))
 
 
 @tangent(Operator("Mod"), np.mod)

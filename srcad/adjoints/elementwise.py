@@ -170,8 +170,9 @@ def math_sqrt(y, x):
 
 @adjoint(math.pow)
 def math_pow(y, a, b):
-    d[a] = d[y] * b * math.pow(a, b - 1)
-    d[b] = d[y] * y * math.log(a)
+    # as the power operator's rule: finite at b == 0 and at a == 0
+    d[a] = d[y] * b * math.pow(a, b - 1 + (b == 0))
+    d[b] = d[y] * y * math.log(a + (a == 0))
 
 
 # ---- more elementwise functions ----
@@ -224,8 +225,9 @@ def rad2deg(y, x):
 
 @adjoint(np.hypot)
 def hypot(y, a, b):
-    d[a] = unbroadcast(d[y] * a / y, a)
-    d[b] = unbroadcast(d[y] * b / y, b)
+    # at a == b == 0 the subgradient 0 (y + (y == 0) is 1 there, a and b are 0)
+    d[a] = unbroadcast(d[y] * a / (y + (y == 0)), a)
+    d[b] = unbroadcast(d[y] * b / (y + (y == 0)), b)
 
 
 @adjoint(np.arctan2)
@@ -442,8 +444,8 @@ def math_sqrt_tangent(y, x):
 
 @tangent(math.pow)
 def math_pow_tangent(y, a, b):
-    d[y] = d[a] * b * math.pow(a, b - 1)
-    d[y] = d[b] * y * math.log(a)
+    d[y] = d[a] * b * math.pow(a, b - 1 + (b == 0))
+    d[y] = d[b] * y * math.log(a + (a == 0))
 
 
 @tangent(np.arcsinh)
@@ -493,8 +495,8 @@ def rad2deg_tangent(y, x):
 
 @tangent(np.hypot)
 def hypot_tangent(y, a, b):
-    d[y] = d[a] * a / y
-    d[y] = d[b] * b / y
+    d[y] = d[a] * a / (y + (y == 0))
+    d[y] = d[b] * b / (y + (y == 0))
 
 
 @tangent(np.arctan2)

@@ -43,7 +43,8 @@ def var(y, x, axis=None, ddof=0, keepdims=False):
 @adjoint(np.std, Method("std"))
 def std(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
-    scale = d[y] / ((count(x, axis) - ddof) * y)
+    # zero spread (one element, or all equal): centred is 0 there, and so the subgradient
+    scale = d[y] / ((count(x, axis) - ddof) * (y + (y == 0)))
     d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * centred
 
 
@@ -108,7 +109,8 @@ def var_tangent(y, x, axis=None, ddof=0, keepdims=False):
 @tangent(np.std, Method("std"))
 def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
-    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / ((count(x, axis) - ddof) * y)
+    spread = (count(x, axis) - ddof) * (y + (y == 0))
+    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / spread
 
 
 @tangent(np.cumsum, Method("cumsum"))
