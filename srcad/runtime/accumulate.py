@@ -585,7 +585,8 @@ def cast_gradient(g: Any, like: Any, other: Any) -> Any:
 
 def joined_shape(x: Any, kind: str) -> tuple[int, ...]:
     """The shape ``x`` takes inside ``np.hstack`` (``"h"``), ``vstack`` (``"v"``),
-    ``dstack`` (``"d"``) or ``column_stack`` (``"c"``) before they concatenate."""
+    ``dstack`` (``"d"``), ``column_stack`` (``"c"``, also ``np.c_``) or ``np.r_`` (``"r"``)
+    before they concatenate."""
     shape = _shape(x)
     if kind == "v":
         return shape if len(shape) >= 2 else (1, *shape) if shape else (1, 1)
@@ -602,12 +603,22 @@ def join_axis(arrays: Sequence[Any], kind: str) -> int:
     """The axis those functions concatenate along."""
     if kind == "h":
         return 1 if len(_shape(arrays[0])) > 1 else 0
-    return {"v": 0, "d": 2, "c": 1}[kind]
+    return {"v": 0, "d": 2, "c": 1, "r": 0}[kind]
 
 
 def joined_views(arrays: Sequence[Any], kind: str) -> list[Any]:
     """Stand-ins (only their shapes are read) for the arrays as they are concatenated."""
     return [numpy.broadcast_to(numpy.zeros(()), joined_shape(x, kind)) for x in arrays]
+
+
+def linspace_weights(y: Any, num: int, endpoint: bool = True, axis: int = 0) -> Any:
+    """How far along from start to stop each sample of ``y = linspace(...)`` lies (0 to 1),
+    shaped to broadcast against ``y``."""
+    steps = max(num - 1 if endpoint else num, 1)
+    shape = [1] * len(_shape(y))
+    shape[axis] = num
+    weights = numpy.arange(num, dtype=getattr(y, "dtype", float)) / steps
+    return array_namespace(y).asarray(weights.reshape(shape))
 
 
 def piece_of(g: Any, xs: Sequence[Any], i: int, axis: int | None = 0) -> Any:
