@@ -235,3 +235,18 @@ def test_value_used_outside_the_branch_keeps_its_nan():
     # r is used where no selection guards it: its derivative at x < 0 does not exist
     g = srcad.grad(where_used_twice)(np.array([0.25, -1.0]))
     assert g[0] == 2.0 and np.isnan(g[1])
+
+
+def plain(x):
+    return np.sum(np.sqrt(x) * np.log(x))
+
+
+def leaky_relu(x):
+    return np.sum(np.maximum(x, 0.1 * x))
+
+
+def test_zero_safe_products_only_behind_a_selection():
+    assert "!= 0" not in srcad.source(plain)
+    # scaling by a number keeps zeros zero: no mask needed on that path either
+    assert "!= 0" not in srcad.source(leaky_relu)
+    assert srcad.source(where_sqrt).count("!= 0") == 1

@@ -922,10 +922,13 @@ def _is_adjoint_store(dest: gast.expr) -> bool:
 
 
 def _reads_only_adjoint(term: gast.expr) -> bool:
-    """Whether ``term`` is ``d[y]`` or ``-d[y]``."""
-    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
-        term = term.operand
-    return isinstance(term, gast.Subscript) and getattr(term.value, "id", None) == ADJOINT
+    """Whether ``term`` reads nothing but ``d[y]`` and numbers (``-d[y]``, ``0.1 * d[y]``):
+    a zero gradient stays zero there."""
+    inside = set()
+    for node in gast.walk(term):
+        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) == ADJOINT:
+            inside.update(id(n) for n in gast.walk(node))
+    return not any(isinstance(n, gast.Name) and id(n) not in inside for n in gast.walk(term))
 
 
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
