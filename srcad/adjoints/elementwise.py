@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
-from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.accumulate import unbroadcast, unit_if_zero
 from srcad.runtime.tangents import broadcast_like
 
 # ---- trigonometric and hyperbolic ----
@@ -171,8 +171,8 @@ def math_sqrt(y, x):
 @adjoint(math.pow)
 def math_pow(y, a, b):
     # as the power operator's rule: finite at b == 0 and at a == 0
-    d[a] = d[y] * b * math.pow(a, b - 1 + (b == 0))
-    d[b] = d[y] * y * math.log(a + (a == 0))
+    d[a] = d[y] * b * math.pow(a, unit_if_zero(b) - 1)
+    d[b] = d[y] * y * math.log(unit_if_zero(a))
 
 
 # ---- more elementwise functions ----
@@ -225,9 +225,9 @@ def rad2deg(y, x):
 
 @adjoint(np.hypot)
 def hypot(y, a, b):
-    # at a == b == 0 the subgradient 0 (y + (y == 0) is 1 there, a and b are 0)
-    d[a] = unbroadcast(d[y] * a / (y + (y == 0)), a)
-    d[b] = unbroadcast(d[y] * b / (y + (y == 0)), b)
+    # at a == b == 0 the subgradient 0 (a and b are 0 where y is)
+    d[a] = unbroadcast(d[y] * a / unit_if_zero(y), a)
+    d[b] = unbroadcast(d[y] * b / unit_if_zero(y), b)
 
 
 @adjoint(np.arctan2)
@@ -444,8 +444,8 @@ def math_sqrt_tangent(y, x):
 
 @tangent(math.pow)
 def math_pow_tangent(y, a, b):
-    d[y] = d[a] * b * math.pow(a, b - 1 + (b == 0))
-    d[y] = d[b] * y * math.log(a + (a == 0))
+    d[y] = d[a] * b * math.pow(a, unit_if_zero(b) - 1)
+    d[y] = d[b] * y * math.log(unit_if_zero(a))
 
 
 @tangent(np.arcsinh)
@@ -495,8 +495,8 @@ def rad2deg_tangent(y, x):
 
 @tangent(np.hypot)
 def hypot_tangent(y, a, b):
-    d[y] = d[a] * a / (y + (y == 0))
-    d[y] = d[b] * b / (y + (y == 0))
+    d[y] = d[a] * a / unit_if_zero(y)
+    d[y] = d[b] * b / unit_if_zero(y)
 
 
 @tangent(np.arctan2)

@@ -6,6 +6,7 @@ Each helper is short and works on any array type with NumPy-style methods.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,6 +104,15 @@ def count(x: Any, axis: Any = None) -> int:
     """How many elements of ``x`` a reduction over ``axis`` combines."""
     shape = _shape(x)
     return math.prod(shape[a] for a in _normalize_axes(axis, len(shape)))
+
+
+def unit_if_zero(v: Any) -> Any:
+    """``v`` with its zeros replaced by ones: a divisor or exponent safe at a kink where the
+    factor it goes with is zero (the norm of zeros, ``x ** 0``)."""
+    if isinstance(v, numbers.Number):
+        return v if v != 0 else 1
+    xp = array_namespace(v)
+    return xp.where(v == 0, xp.asarray(1, dtype=v.dtype), v)
 
 
 def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -21,9 +21,8 @@ _ARITHMETIC = {
     gast.Div: operator.truediv,
     gast.Pow: operator.pow,
 }
-_COMPARISONS = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
 #: Runtime helpers that may be evaluated at transform time on constant arguments.
-_FOLDABLE = {accumulate.inverse_axes}
+_FOLDABLE = {accumulate.inverse_axes, accumulate.unit_if_zero}
 
 
 def constant_value(node: gast.expr) -> Any:
@@ -141,16 +140,6 @@ class _Fold(Transformer):
         if op in (gast.Add, gast.Sub) and right == 0:
             return self._done(node.left)
         return node
-
-    def visit_Compare(self, node: gast.Compare) -> gast.AST:
-        self.generic_visit(node)
-        if not self.identities or len(node.ops) != 1 or type(node.ops[0]) not in _COMPARISONS:
-            return node
-        left, right = constant_value(node.left), constant_value(node.comparators[0])
-        if left is None or right is None:
-            return node
-        # rules guard a kink with ``b == 0`` added to a number: 0 or 1, as that sum reads it
-        return self._done(build.const(int(_COMPARISONS[type(node.ops[0])](left, right))))
 
     def visit_Call(self, node: gast.Call) -> gast.AST:
         self.generic_visit(node)
