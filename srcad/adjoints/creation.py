@@ -1,5 +1,6 @@
-"""Adjoints of arrays made from values: np.full_like, np.linspace, np.r_[...], np.c_[...];
-np.arange refuses a differentiable argument (its length jumps with them)."""
+"""Adjoints of arrays made from values: np.full_like, np.linspace, np.logspace,
+np.geomspace, np.r_[...], np.c_[...]; np.arange refuses a differentiable argument (its
+length jumps with them)."""
 
 import numpy as np
 
@@ -22,11 +23,30 @@ def full_like(y, a, fill_value, dtype=None):
     d[fill_value] = unbroadcast(d[y], fill_value)
 
 
-@adjoint(np.linspace, static=("num", "endpoint", "retstep", "dtype", "axis"))
-def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+@adjoint(np.linspace, static=("num", "endpoint", "retstep", "dtype", "axis", "device"))
+def linspace(
+    y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
+):
     t = linspace_weights(y, num, endpoint, axis)
     d[start] = unbroadcast(xp.sum(d[y] * (1 - t), axis), start)
     d[stop] = unbroadcast(xp.sum(d[y] * t, axis), stop)
+
+
+@adjoint(np.logspace, static=("num", "endpoint", "dtype", "axis"))
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    # y = base ** linspace(start, stop): a varying base is refused
+    t = linspace_weights(y, num, endpoint, axis)
+    g = d[y] * y * xp.log(base)
+    d[start] = unbroadcast(xp.sum(g * (1 - t), axis), start)
+    d[stop] = unbroadcast(xp.sum(g * t, axis), stop)
+
+
+@adjoint(np.geomspace, static=("num", "endpoint", "dtype", "axis"))
+def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    # y = start * (stop / start) ** t
+    t = linspace_weights(y, num, endpoint, axis)
+    d[start] = unbroadcast(xp.sum(d[y] * y * (1 - t), axis) / start, start)
+    d[stop] = unbroadcast(xp.sum(d[y] * y * t, axis) / stop, stop)
 
 
 @adjoint(np.arange, static=("dtype",))
@@ -58,11 +78,27 @@ def full_like_tangent(y, a, fill_value, dtype=None):
     d[y] = broadcast_like(d[fill_value], y)
 
 
-@tangent(np.linspace, static=("num", "endpoint", "retstep", "dtype", "axis"))
-def linspace_tangent(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+@tangent(np.linspace, static=("num", "endpoint", "retstep", "dtype", "axis", "device"))
+def linspace_tangent(
+    y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
+):
     t = linspace_weights(y, num, endpoint, axis)
     d[y] = broadcast_like(xp.expand_dims(d[start], axis) * (1 - t), y)
     d[y] = broadcast_like(xp.expand_dims(d[stop], axis) * t, y)
+
+
+@tangent(np.logspace, static=("num", "endpoint", "dtype", "axis"))
+def logspace_tangent(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    t = linspace_weights(y, num, endpoint, axis)
+    d[y] = y * xp.log(base) * (xp.expand_dims(d[start], axis) * (1 - t))
+    d[y] = y * xp.log(base) * (xp.expand_dims(d[stop], axis) * t)
+
+
+@tangent(np.geomspace, static=("num", "endpoint", "dtype", "axis"))
+def geomspace_tangent(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    t = linspace_weights(y, num, endpoint, axis)
+    d[y] = y * (1 - t) * xp.expand_dims(d[start] / start, axis)
+    d[y] = y * t * xp.expand_dims(d[stop] / stop, axis)
 
 
 @tangent(np.arange, static=("dtype",))

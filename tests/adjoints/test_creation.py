@@ -21,6 +21,15 @@ def test_linspace_ends():
     check("np.linspace(x[0], 2.0, 1)", X)
 
 
+def test_logspace_and_geomspace_ends():
+    check("np.logspace(x[0], x[1], 4)", X)
+    check("np.logspace(x, 1.0, 3, base=2.0, axis=-1)", rand(2))
+    check("np.logspace(x, y, 3, endpoint=False)", rand(2), rand(2))
+    check("np.geomspace(x[0] + 3.0, x[2], 5)", X)
+    check("np.geomspace(-x - 3.0, -1.0, 3, axis=1)", np.abs(rand(2)))
+    check("np.geomspace(x, y, 4, endpoint=False)", np.abs(rand(2)) + 0.5, np.abs(rand(2)) + 1.0)
+
+
 def test_linspace_value_from_the_issue():
     f = make_function("np.sum(np.linspace(x[0], x[1], 5) ** 2)", "x")
     t = np.linspace(0, 1, 5)
@@ -59,6 +68,7 @@ def test_einsum_sublists():
         ("np.r_[x, 0:3]", r"np.r_\[...\] with slices or a directive"),
         ("np.r_['0,2', x, x]", r"np.r_\[...\] with slices or a directive"),
         ("np.linspace(x[0], x[1], 5, retstep=True)[0]", "np.linspace with retstep"),
+        ("np.logspace(0.0, 1.0, 3, base=x[2])", "np.logspace with respect to its argument 'base'"),
         ("np.einsum(x, [...], x, [...])", "np.einsum with sublists"),
     ],
 )
