@@ -152,7 +152,11 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
                 if key is not None:
                     label = f"{_describe(obj, 'call')} of a list"
                     return Op(key, list(value.args), keywords, label)
-            if obj is np.einsum and len(value.args) > 1 and isinstance(value.args[1], gast.List):
+            if (
+                obj is np.einsum
+                and len(value.args) > 1
+                and isinstance(value.args[1], (gast.List, gast.Tuple))
+            ):
                 return _einsum_sublists(value.args, keywords)
             if obj is np.linspace and _given(value, "retstep", 4):
                 # a (samples, step) pair: its rule is for the samples alone
@@ -215,11 +219,13 @@ def _einsum_sublists(args: list[gast.expr], keywords: dict[str, gast.expr]) -> O
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
     def spec(sub: gast.expr) -> str:
-        if not isinstance(sub, gast.List):
+        if not isinstance(sub, (gast.List, gast.Tuple)):
             raise ValueError
         out = ""
         for e in sub.elts:
-            if not (_is_constant_int(e) and 0 <= e.value < len(letters)):
+            if not (
+                isinstance(e, gast.Constant) and _is_constant_int(e) and e.value < len(letters)
+            ):
                 raise ValueError
             out += letters[e.value]
         return out

@@ -54,6 +54,7 @@ def test_einsum_sublists():
     check("np.einsum(x, [0], x, [0], [])", X)
     check("np.einsum(x, [0, 1], y, [1], [0])", rand(2, 3), rand(3))
     check("np.einsum(x, [0, 1], y, [1, 2])", rand(2, 3), rand(3, 2))
+    check("np.einsum(x, (0, 1), x, (0, 1), ())", rand(2, 3))
     f = make_function("np.einsum(x, [0], x, [0], [])", "x")
     assert srcad.jvp(f, (X,), (np.ones(3),))[1] == pytest.approx(2 * np.sum(X))
 
@@ -70,6 +71,7 @@ def test_einsum_sublists():
         ("np.linspace(x[0], x[1], 5, retstep=True)[0]", "np.linspace with retstep"),
         ("np.logspace(0.0, 1.0, 3, base=x[2])", "np.logspace with respect to its argument 'base'"),
         ("np.einsum(x, [...], x, [...])", "np.einsum with sublists"),
+        ("np.einsum(x, [0], x, [0], [-1])", "np.einsum with sublists"),
     ],
 )
 def test_refused_with_the_op_named(expr, message):
