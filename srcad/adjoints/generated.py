@@ -51,8 +51,8 @@ from srcad.runtime.higher import (
 from srcad.runtime.inplace import saved, zeroed
 from srcad.runtime.lists import (
     add_gradients,
+    drop_gradient,
     element_gradient,
-    pop_gradient,
     scatter_element,
     unsum,
 )
@@ -627,14 +627,14 @@ def resum_tangent(y, gs, g):
     d[y] = resum(d[gs], g)
 
 
-# pop_gradient takes the last element off the list it is given; the tangent list is popped
-# alongside. It has no adjoint: reverse mode would need the position popped, which the
-# list's final length no longer tells.
+# drop_gradient takes the last element off the list it is given; the tangent list is
+# dropped alongside. It has no adjoint: reverse mode would need the element dropped, which
+# the list no longer holds.
 
 
-@tangent(pop_gradient, static=("like",))
-def pop_gradient_tangent(y, grads, like):
-    d[y] = pop_gradient(d[grads], like)
+@tangent(drop_gradient)
+def drop_gradient_tangent(y, grads):
+    d[y] = drop_gradient(d[grads])
 
 
 @adjoint(accumulate.cast_gradient, static=("like", "other"))

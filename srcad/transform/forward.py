@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.adjoints.registry import lookup_tangent
-from srcad.runtime import inplace, tangents
+from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
@@ -210,6 +210,9 @@ class _Forward:
                     setanno(tstmt, "copies", True)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
+        if op.key is lists.append:
+            # the append changes its list in place: the tangent reads the list before it
+            return [*tangent_stmts, *primal]
         return [*primal, *tangent_stmts]
 
     def check_operands(self, rule, bound: dict, label: str, where: gast.AST) -> None:

@@ -10,6 +10,7 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 
 from __future__ import annotations
 
+import builtins
 import copy
 from dataclasses import dataclass, field
 
@@ -274,6 +275,17 @@ class _Sweep:
         if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            lists_given = (
+                operand_names(stmt.value) & self.ctx.activity.varied & self.ctx.source.lists
+            )
+            if lists_given and callee is not builtins.print:
+                # it may append to the list it is given, which has no adjoint
+                raise self.ctx.source.error(
+                    "a call for its side effect on a differentiated value cannot be "
+                    "differentiated; assign its result instead",
+                    getanno(stmt, "expr") or stmt,
+                )
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
             if getattr(callee, "__module__", "") == inplace.__name__:
                 # generated code restoring an array it updated in place
