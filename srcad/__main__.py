@@ -9,6 +9,8 @@ import os
 import sys
 from typing import Any
 
+import numpy as np
+
 import srcad.adjoints  # noqa: F401  (registers the rules)
 from srcad.adjoints.registry import (
     _NONDIFF,
@@ -18,6 +20,7 @@ from srcad.adjoints.registry import (
     registered,
     registered_tangents,
 )
+from srcad.transform.templates import stored_params
 
 _OPERATORS = {
     "Add": "a + b", "Sub": "a - b", "Mult": "a * b", "Div": "a / b", "Pow": "a ** b",
@@ -36,6 +39,9 @@ _INTERNAL = {
 
 
 def _label(key: Any) -> str:
+    for name in ("r_", "c_", "s_", "index_exp"):
+        if key is getattr(np, name, None):
+            return f"np.{name}[...]"
     if isinstance(key, Method):
         return f"x.{key.name}()"
     if isinstance(key, Attribute):
@@ -73,7 +79,10 @@ def op_table(internal: bool = False) -> list[tuple[str, str, str]]:
         # the forward transformation builds a list literal's tangent itself, without a rule
         forward = key in tangents or key == Operator("List")
         modes = ["reverse"] * (key in adjoints) + ["forward"] * forward
-        rows.append((_label(key), family, ", ".join(modes)))
+        text = ", ".join(modes)
+        if key in adjoints and not stored_params(adjoints[key]):
+            text = "refused (an argument that varies is an error)"
+        rows.append((_label(key), family, text))
     for key in _NONDIFF:
         if _internal(key) and not internal:
             continue

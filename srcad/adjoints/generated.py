@@ -78,6 +78,19 @@ nondifferentiable(
     tangents.transpose_axes,
 )
 
+# ---- a safe divisor: the identity away from 0 (where it is used) ----
+
+
+@adjoint(accumulate.unit_if_zero, shape_preserving=True)
+def unit_if_zero_adjoint(r, v):
+    d[v] = d[r]
+
+
+@tangent(accumulate.unit_if_zero)
+def unit_if_zero_tangent(r, v):
+    d[r] = d[v]
+
+
 # ---- undoing broadcasting and reductions ----
 
 

@@ -55,6 +55,7 @@ from srcad.transform.templates import (
     instantiate,
     result_names,
     rule_operands,
+    tangent_params,
 )
 
 
@@ -184,6 +185,7 @@ class _Forward:
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
         rule = lookup_tangent(op.key)
         bound = rule_operands(rule, op, self.source, where, tangent=True)
+        self.check_operands(rule, bound, op.label, where)
         primal = [stmt]
         result = name
         if name in operand_names(stmt.value):
@@ -218,6 +220,22 @@ class _Forward:
             # the append changes its list in place: the tangent reads the list before it
             return [*tangent_stmts, *primal]
         return [*primal, *tangent_stmts]
+
+    def check_operands(self, rule, bound: dict, label: str, where: gast.AST) -> None:
+        """A located error when a varying operand's tangent would be dropped: its rule
+        reads no tangent of that parameter."""
+        read = tangent_params(rule)
+        for param, node in bound.items():
+            if (
+                param not in read
+                and param not in rule.static
+                and operand_names(node) & self.activity.varied
+            ):
+                raise self.source.error(
+                    f"the derivative of {label} with respect to its argument '{param}' is "
+                    "not implemented",
+                    where,
+                )
 
     def contributions(
         self, body: list[gast.stmt], name: str | list[str], label: str, where: gast.AST
@@ -299,6 +317,7 @@ class _Forward:
             )
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
+        self.check_operands(rule, bound, op.label, where)
         return [stmt, *self.contributions(body, names, op.label, where)]
 
     def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:

@@ -63,6 +63,13 @@ _BROADCAST_TRANSPARENT = {
     "where", "clip", "matmul", "dot", "identity", "neg", "copy",
 }  # fmt: skip
 _ROUNDS = 8
+#: Rules whose adjoint selects: the gradient of an operand is zero where it was not chosen.
+_SELECTIONS = {"where", "clip", "maximum", "minimum", "fmax", "fmin"}
+#: Elementwise rules of two operands (one-operand ones are ``shape_preserving``).
+_ELEMENTWISE = _SELECTIONS | {
+    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "hypot", "arctan2",
+    "logaddexp", "logaddexp2",
+}  # fmt: skip
 #: Rules that take a list built in the function as a list (its gradient is a list).
 _LIST_AWARE = {
     "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
@@ -123,6 +130,11 @@ class _Sweep:
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
     uniform: dict[str, gast.expr] = field(default_factory=dict)
+    # adjoints that are exactly zero wherever a selection (np.where, clip, maximum, ...) did
+    # not choose the value: the elementwise rules reading them multiply zero-safely, so an
+    # untaken branch's infinite or NaN derivative (sqrt at 0, log of a negative) adds 0
+    masked: set[str] = field(default_factory=set)
+    masking: bool = False
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -159,6 +171,10 @@ class _Sweep:
         seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
+        if not self.masking:
+            self.masked.discard(name)
+        elif name not in self.state:
+            self.masked.add(name)
         if name in self.state:
             if name in self.ctx.source.lists:
                 helper = self.ctx.namer.bind_global(lists.add_gradients, "add_gradients")
@@ -315,9 +331,14 @@ class _Sweep:
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
+        # masks hold within one straight-line block (a branch or loop body may add to them)
+        self.masked = set()
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
+            if not isinstance(stmt, gast.Assign):
+                self.masked = set()
+        self.masked = set()
         return backward
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
@@ -447,6 +468,7 @@ class _Sweep:
             if name not in self.contributed:  # an op reading its own target re-adds it
                 self.state.discard(name)
                 self.owned.discard(name)
+                self.masked.discard(name)
         self.forget_uniform(set(names))
         parts = ctx.setitem_parts(stmt)
         if id(stmt) in self.plan.pushed and parts is not None:
@@ -548,11 +570,17 @@ class _Sweep:
             reader.renamed = {name: incoming}
             self.state.discard(name)
         read_uniform = fell_back = False
+        elementwise = rule.shape_preserving or rule.name in _ELEMENTWISE
+        chained = elementwise and name in self.masked and name not in reader.renamed
+        self.masking = rule.name in _SELECTIONS or chained
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
                 reader.lazy = False
-                value = reader.visit(tstmt.value)
+                tvalue = tstmt.value
+                if chained and rule.name not in _SELECTIONS and _is_adjoint_store(dest):
+                    tvalue = self.zero_safe(tvalue, name)
+                value = reader.visit(tvalue)
                 spread = None
                 if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
                     spread = self.spread_uniform(dest, value, name)
@@ -581,10 +609,31 @@ class _Sweep:
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
+        self.masking = False
         if read_uniform and not fell_back:
             # the broadcast adjoint is read no more: its operand need not be kept
             setanno(uniform[1], "superseded", True)
         return out
+
+    def zero_safe(self, term: gast.expr, name: str) -> gast.expr:
+        """``term`` (an elementwise rule's contribution from ``d[name]``) made zero where
+        ``d[name]`` is: ``where(d[name] != 0, term, 0)``, inside the rule's unbroadcast."""
+        if _reads_only_adjoint(term):
+            return term  # -d[y] or d[y] itself: zeros stay zeros
+        func = getattr(term, "func", None)
+        if (
+            isinstance(func, gast.Name)
+            and self.ctx.namer.globals.get(func.id) is accumulate.unbroadcast
+            and len(term.args) == 2
+        ):
+            inner = self.zero_safe(term.args[0], name)
+            return build.call(func.id, inner, term.args[1])
+        incoming = gast.Subscript(
+            value=build.load(ADJOINT), slice=build.load(name), ctx=gast.Load()
+        )
+        nonzero = gast.Compare(left=incoming, ops=[gast.NotEq()], comparators=[build.const(0)])
+        where = build.attr(build.load(self.ctx.xp_name), "where")
+        return build.call(where, nonzero, term, build.const(0))
 
     def operands_keep_shape(self, rule, op, name: str) -> bool:
         """Whether ``name = a op b`` is elementwise with both operands certainly of the
@@ -878,6 +927,20 @@ def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
         else:
             out.extend(names(stmt))
     return out
+
+
+def _is_adjoint_store(dest: gast.expr) -> bool:
+    return isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT
+
+
+def _reads_only_adjoint(term: gast.expr) -> bool:
+    """Whether ``term`` reads nothing but ``d[y]`` and numbers (``-d[y]``, ``0.1 * d[y]``):
+    a zero gradient stays zero there."""
+    inside = set()
+    for node in gast.walk(term):
+        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) == ADJOINT:
+            inside.update(id(n) for n in gast.walk(node))
+    return not any(isinstance(n, gast.Name) and id(n) not in inside for n in gast.walk(term))
 
 
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
