@@ -164,9 +164,41 @@ def comprehension_in_a_pytree_function(p, w):
     return np.sum(a * w)
 
 
+def zero_derivative_ops(x, y, w):
+    a = np.r_[x * y, x]
+    b = np.c_[x, y * x]
+    c = np.linspace(np.sum(x) * 0.1, np.mean(x), x.shape[-1])
+    return np.sum(a**2) * 0.1 + np.sum(b * 0.5) + np.sum(c * w)
+
+
+def einsum_sublists(x, y, w):
+    return np.sum(np.einsum(x, [0, 1], [1]) * y) + np.sum(np.einsum(x, [0, 1], w, [0, 1], [1]))
+
+
+def nan_on_the_untaken_side(x, y, w):
+    c = x + y
+    a = np.where(c > 0.05, np.sqrt(c), 0.0) + np.where(1.0 > np.abs(c), np.arcsin(c), np.sin(c))
+    return (a + np.where(c > 0.05, np.log(c), c)) * w
+
+
+def exactly_zero_derivatives(x, y, w):
+    a = np.std(x[..., :1], axis=-1, keepdims=True) + x * y
+    b = np.linalg.norm(x * 0.0) * x + np.zeros_like(x) ** (1.5 + np.sin(x))
+    return np.sum((a + b + (x * 0.0) ** 0 * x) * w)
+
+
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
+        # seed 32: np.r_ (and np.c_, np.linspace of data) had a zero gradient
+        (zero_derivative_ops, Spec((2, 3))),
+        # seeds 19, 40: UnsupportedConstructError "the gradient of np.einsum with respect
+        # to its argument 'subscripts' is not implemented" (sublist form)
+        (einsum_sublists, Spec((2, 3))),
+        # seed 5: NaN gradients from the side of np.where that is not taken
+        (nan_on_the_untaken_side, Spec((4,), y="0d", output="array")),
+        # seeds 25, 39: the std of one element and the norm of zeros gave NaN gradients
+        (exactly_zero_derivatives, Spec((3, 2))),
         # seed 29: u[[1, 1]] += v adds v once in NumPy (the gradient counted it twice)
         (repeated_index_update, Spec((4,), pytree="dict")),
         # seed 35: UnsupportedConstructError "building a container of differentiable
@@ -187,6 +219,7 @@ def comprehension_in_a_pytree_function(p, w):
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN on untaken sides, as NumPy warns
 def test_issue_16_families(f, spec):
     rng = np.random.default_rng(3)
     x, y = rng.uniform(-1, 1, spec.shape), rng.uniform(-1, 1, spec.shape[-1:])
