@@ -333,7 +333,10 @@ def test_second_order_where_the_gradient_fills_an_array_in_a_loop(n):
 # generator defects the campaigns found (programs that were not valid, not srcad bugs) -------
 def test_the_generator_parenthesizes_what_it_squares():
     # fuzz seed 100191 wrote np.sqrt(1.0 + a - c * a - c) for np.sqrt(1.0 + (a - c) * (a - c))
-    from programs import ProgramWriter
+    from programs import write
 
-    assert "np.sqrt(1.0 + a - c * a - c)" not in ProgramWriter(100191).program()
-    assert "np.sqrt(1.0 + (a - c) * (a - c))" in ProgramWriter(100191).program()
+    sources = [write(seed)[0] for seed in range(200)]
+    assert any("np.sqrt(1.0 + (" in source for source in sources)
+    assert all(
+        part.startswith("(") for source in sources for part in source.split("np.sqrt(1.0 + ")[1:]
+    )
