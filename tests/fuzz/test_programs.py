@@ -72,7 +72,6 @@ REFUSALS = [
 SECOND_ORDER_REFUSALS = [
     r"this is generated code calling your function",
     r"cannot be differentiated again",
-    r"no adjoint rule for srcad\.runtime\.lists\.pop_gradient",
     r"a call for its side effect on a differentiated value",
 ]
 
