@@ -19,6 +19,7 @@ from srcad.errors import (
     ExportError,
     NoAdjointError,
     SourceUnavailableError,
+    StaleSourceError,
     TransformError,
     UnsupportedConstructError,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "ExportError",
     "NoAdjointError",
     "SourceUnavailableError",
+    "StaleSourceError",
     "TransformError",
     "UnsupportedConstructError",
     "check_grad",

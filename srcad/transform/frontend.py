@@ -12,6 +12,7 @@ from typing import Any
 import gast
 
 from srcad.errors import SourceUnavailableError, TransformError, UnsupportedConstructError
+from srcad.transform.freshness import check_source
 
 _MISSING = object()
 
@@ -134,7 +135,8 @@ def parse_function(func: Callable) -> Source:
     try:
         # the code's own source: inspect follows __wrapped__ for a function, which would
         # give the undecorated function's source for a functools.wraps wrapper
-        lines, first_line = inspect.getsourcelines(code)
+        every_line, start = inspect.findsource(code)
+        lines, first_line = inspect.getblock(every_line[start:]), start + 1
         filename = inspect.getsourcefile(code) or code.co_filename
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
@@ -143,6 +145,7 @@ def parse_function(func: Callable) -> Source:
             filename=code.co_filename,
             lineno=code.co_firstlineno,
         ) from None
+    check_source(func, filename, every_line)  # the text read is the code that runs
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     first = next((ln for ln in lines if ln.strip()), "")
