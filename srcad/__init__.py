@@ -26,6 +26,7 @@ from srcad.errors import (
 from srcad.export import export
 from srcad.kernels.function import elementwise
 from srcad.testing import check_grad
+from srcad.transform.cache import set_cache_size
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ __all__ = [
     "hvp",
     "jacobian",
     "jvp",
+    "set_cache_size",
     "source",
     "value_and_grad",
     "vjp",

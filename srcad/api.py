@@ -16,7 +16,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.transform.cache import cached
-from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP, LiveSignature
 from srcad.transform.codegen import compile_source
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
@@ -166,10 +166,10 @@ class _Derivative:
         self._specialized: dict[tuple, Generated] = {}
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
-        self._signature = inspect.signature(func)
-        params = self._signature.parameters.values()
+        self._signature = LiveSignature(func)
+        params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
-        self._arity = len(self._signature.parameters) if plain else -1
+        self._arity = len(params) if plain else -1
         functools.update_wrapper(self, func, updated=())
 
     def generated(self, structures: tuple = (), args: tuple | None = None) -> Generated:
@@ -271,7 +271,7 @@ class _Derivative:
 
     def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
         """Every positional parameter's value for this call, defaults included."""
-        bound = self._signature.bind(*args, **kwargs)
+        bound = self._signature.get().bind(*args, **kwargs)
         bound.apply_defaults()
         return list(bound.arguments.values())
 
@@ -379,6 +379,8 @@ def _caller(obj: Any) -> Callable:
     """``def name(a, b=...): return obj(a, b)``, generated once per object."""
     found = _CALLERS.get(id(obj))
     if found is not None and found[0] is obj:
+        if found[1].__defaults__ is not obj.fun.__defaults__:
+            found[1].__defaults__ = obj.fun.__defaults__  # rebound since: the caller's too
         return found[1]
     fun = obj.fun
     params = _positional_params(fun)

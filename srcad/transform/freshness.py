@@ -7,8 +7,8 @@ equal (same bytecode, constants, names, line and column table) to the one that r
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import functools
 import operator
