@@ -166,6 +166,8 @@ class _Derivative:
         self._specialized: dict[tuple, Generated] = {}
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
+        # the function transformed, when it is this one (its snapshot checks it fastest)
+        self._target = func if inspect.isfunction(func) and _plain(func) is func else None
         self._signature = LiveSignature(func)
         params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
@@ -184,7 +186,7 @@ class _Derivative:
             if key is not None:
                 return self._specialize(key)
         gen = self._generated.get(structures)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             single = self._single and not structures
             func = _plain(self._func)
             gen = cached(func, self._wrt, single, "grad", self._has_aux, structures)
@@ -213,7 +215,7 @@ class _Derivative:
         gen, floats = plan
         if gen is None:
             return _SLOW  # an argument that is not differentiable: the checks say why
-        if not gen.snapshot.current():
+        if not gen.snapshot.current(self._target):
             gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
@@ -246,7 +248,7 @@ class _Derivative:
             return None, False
         facts = tuple(_NUMBER if type(k) is type else k[:2] for k in key)
         gen = self._specialized.get(facts)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             gen = self._specialize(facts)
         plan = self._plans[key] = (gen, all(leaf is float for leaf in leaves))
         return plan

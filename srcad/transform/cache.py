@@ -51,7 +51,7 @@ def cached(
     global builds
     key, kept = _key(func, wrt, single, mode, has_aux, structures, facts)
     found = _CACHE.get(key)
-    if found is not None and _valid(found, kept):
+    if found is not None and _valid(found, kept, func):
         try:
             _CACHE.move_to_end(key)
         except KeyError:  # evicted meanwhile by another thread
@@ -59,7 +59,7 @@ def cached(
         return found[1]
     with _LOCK:
         found = _CACHE.get(key)
-        if found is None or not _valid(found, kept):
+        if found is None or not _valid(found, kept, func):
             if key in _BUILDING:
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
@@ -83,9 +83,9 @@ def cached(
     return found[1]
 
 
-def _valid(entry: tuple[tuple, Generated, Any], kept: tuple) -> bool:
+def _valid(entry: tuple[tuple, Generated, Any], kept: tuple, func: Callable) -> bool:
     """Same closure cells and defaults, and every free name still denotes what it did."""
-    return all(a is b for a, b in zip(entry[0], kept)) and entry[1].snapshot.current()
+    return all(a is b for a, b in zip(entry[0], kept)) and entry[1].snapshot.current(func)
 
 
 def _trim() -> None:

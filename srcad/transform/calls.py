@@ -235,7 +235,7 @@ class _CallHandle:
     def generated(self) -> Any:
         """The callee's compiled derivative, transformed again when stale."""
         gen = self._generated
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self.func):
             from srcad.transform.cache import cached
 
             gen = self._generated = cached(

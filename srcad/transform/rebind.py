@@ -10,6 +10,7 @@ the function was transformed.
 from __future__ import annotations
 
 import math
+from types import ModuleType
 from typing import Any
 
 import gast
@@ -126,10 +127,18 @@ def namespace_reads(tree: gast.FunctionDef, namer: Namer) -> list[tuple[Any, str
     if getanno(tree, "xp_name") is not None:
         spaces[getanno(tree, "xp_name")] = numpy
     spaces[getanno(tree, "xm_name")] = math  # (math_namespace gives math for NumPy too)
-    return [
-        (spaces[node.value.id], node.attr)
-        for node in gast.walk(tree)
-        if isinstance(node, gast.Attribute)
-        and isinstance(node.value, gast.Name)
-        and node.value.id in spaces
-    ]
+    reads = []
+    for node in gast.walk(tree):
+        chain = []
+        while isinstance(node, gast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not chain or not isinstance(node, gast.Name) or node.id not in spaces:
+            continue
+        module = spaces[node.id]
+        for attr in reversed(chain):  # xp.linalg.solve: numpy's linalg, then its solve
+            reads.append((module, attr))
+            module = getattr(module, attr, None)
+            if not isinstance(module, ModuleType):
+                break
+    return reads

@@ -16,7 +16,7 @@ _ABSENT = object()
 
 #: NumPy's and math's functions as srcad found them on import: rule templates and
 #: generated code call them by name (``xp.cos`` in the adjoint of ``np.sin``)
-_GENUINE = {numpy: dict(vars(numpy)), math: dict(vars(math))}
+_GENUINE = {m: dict(vars(m)) for m in (numpy, numpy.linalg, numpy.fft, math)}
 
 
 def stored(base: Any, attr: str) -> list[tuple[Any, str, Any]]:
@@ -53,7 +53,7 @@ class Snapshot:
 
     ``current()`` says whether they all still are: one compiled expression of identity
     tests, cheap enough for every call. The function itself is held weakly, so that a
-    cache entry does not keep a dead closure alive.
+    cache entry does not keep a dead closure alive; callers that hold it pass it.
     """
 
     def __init__(
@@ -62,7 +62,7 @@ class Snapshot:
         free: dict[str, Any],
         reads: Iterable[tuple[Any, str, Any]] = (),
     ) -> None:
-        values: dict[str, Any] = {"A": _ABSENT}
+        values: dict[str, Any] = {}
 
         def bind(obj: Any) -> str:
             name = f"_{len(values)}"
@@ -71,7 +71,6 @@ class Snapshot:
 
         ref = bind(weakref.ref(func))
         terms = [
-            f"(f := {ref}()) is not None",
             f"f.__code__ is {bind(func.__code__)}",
             f"f.__defaults__ is {bind(func.__defaults__)}",
             f"f.__kwdefaults__ is {bind(func.__kwdefaults__)}",
@@ -83,22 +82,30 @@ class Snapshot:
             if name in cells:
                 terms.append(f"{bind(cells[name])}.cell_contents is {bind(obj)}")
             elif name in namespace:
-                terms.append(f"{scope}.get({name!r}, A) is {bind(obj)}")
+                terms.append(f"{scope}[{name!r}] is {bind(obj)}")
             else:
-                terms.append(f"{scope}.get({name!r}, A) is A")
-                terms.append(f"{builtin}.get({name!r}, A) is {bind(obj)}")
+                terms.append(f"{name!r} not in {scope}")
+                terms.append(f"{builtin}[{name!r}] is {bind(obj)}")
         seen = set()
         for where, key, obj in reads:
             if (id(where), key) not in seen:
                 seen.add((id(where), key))
-                terms.append(f"{bind(where)}.get({key!r}, A) is {bind(obj)}")
+                if obj is _ABSENT:
+                    terms.append(f"{key!r} not in {bind(where)}")
+                else:
+                    terms.append(f"{bind(where)}[{key!r}] is {bind(obj)}")
         text = (
-            f"def current({', '.join(f'{k}={k}' for k in values)}):\n"
+            f"def current(f=None, {', '.join(f'{k}={k}' for k in values)}):\n"
+            "    if f is None:\n"
+            f"        f = {ref}()\n"
+            "        if f is None:\n"
+            "            return False\n"
             "    try:\n"
             f"        return {' and '.join(terms)}\n"
-            "    except ValueError:  # an empty closure cell\n"
+            "    except (KeyError, ValueError):  # a name deleted, an empty closure cell\n"
             "        return False\n"
         )
         exec(compile(text, "<srcad snapshot>", "exec"), values)
-        #: whether everything still denotes what it did (a plain function: called per call)
-        self.current: Callable[[], bool] = values["current"]
+        #: ``current(f=None)``: whether everything still denotes what it did, for ``f`` (a
+        #: function with the same code, globals and cells; the one transformed by default)
+        self.current: Callable[..., bool] = values["current"]
