@@ -225,6 +225,29 @@ def test_a_rebound_method_of_a_global_object_is_called(load):
     np.testing.assert_allclose(jvp_of(module.uses_object), np.cos(X) @ T, rtol=1e-12)
 
 
+def test_plain_values_read_through_attributes_need_no_new_transform(load):
+    load("stale_config", "LR = 2.0\n\n\nclass Box:\n    scale = 2.0\n\n\nbox = Box()\n")
+    module = load(
+        "stale_config_user",
+        """
+        import numpy as np
+
+        import stale_config
+
+
+        def f(x):
+            return np.sum(x * stale_config.LR * stale_config.box.scale)
+        """,
+    )
+    d = srcad.grad(module.f)
+    np.testing.assert_allclose(d(X), 4 * np.ones(3))
+    builds = cache.builds
+    sys.modules["stale_config"].LR = 3.0
+    sys.modules["stale_config"].box.scale = 5.0
+    np.testing.assert_allclose(d(X), 15 * np.ones(3))  # read when the code runs
+    assert cache.builds == builds
+
+
 # defaults ----------------------------------------------------------------------------------
 
 DEFAULTS = """
