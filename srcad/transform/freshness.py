@@ -46,7 +46,7 @@ def check_source(func, filename: str, lines: list[str]) -> None:
         f"the source of {func.__qualname__} has changed since it was compiled: srcad reads "
         "the file as it is now, Python runs the code from import time (or an import hook "
         "rewrote it). Reload the module (importlib.reload(module)) or restart, then "
-        "differentiate again",
+        "differentiate the reloaded function",
         filename=filename,
         lineno=code.co_firstlineno,
     )

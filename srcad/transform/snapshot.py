@@ -73,8 +73,9 @@ class Snapshot:
         terms = [
             f"f.__code__ is {bind(func.__code__)}",
             f"f.__defaults__ is {bind(func.__defaults__)}",
-            f"f.__kwdefaults__ is {bind(func.__kwdefaults__)}",
         ]
+        if func.__code__.co_kwonlyargcount:  # (without keyword-only parameters, unused)
+            terms.append(f"f.__kwdefaults__ is {bind(func.__kwdefaults__)}")
         cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
         namespace = func.__globals__
         scope, builtin = bind(namespace), bind(vars(builtins))
