@@ -32,9 +32,9 @@ from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unkno
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
-from srcad.transform.rebind import rebind
+from srcad.transform.rebind import namespace_reads, rebind
 from srcad.transform.reverse import reverse
-from srcad.transform.snapshot import Snapshot
+from srcad.transform.snapshot import Snapshot, replaced, stored
 
 
 @dataclass
@@ -128,9 +128,11 @@ def transform(
         result = reverse(tree, source, namer, wrt_names, single, mode, ranks)
     functions = result if isinstance(result, list) else [result]
     texts = []
+    reads = [entry for entries in source.reads.values() for entry in entries]
     for function in functions:
         optimize(function, namer)
         rebind(function, source, namer, free, numpy_only=facts is not None)
+        reads.extend(_namespace_reads(function, source, namer))
         texts.append(to_source(function))
     text = "\n".join(texts)
     if facts is not None:
@@ -144,8 +146,27 @@ def transform(
     backward = compiled[1] if len(compiled) > 1 else None
     returns_value = getanno(functions[0], "returns_value") is not False
     return Generated(
-        compiled[0], text, params, wrt_names, Snapshot(func, free), backward, returns_value
+        compiled[0], text, params, wrt_names, Snapshot(func, free, reads), backward, returns_value
     )
+
+
+def _namespace_reads(function: gast.FunctionDef, source: Source, namer: Namer) -> list:
+    """Where the NumPy and math functions the generated code calls by name are stored;
+    refused when one is not NumPy's (math's) own any more (monkeypatched)."""
+    reads = []
+    for module, attr in namespace_reads(function, namer):
+        now = replaced(module, attr)
+        if now is not None:
+            prefix = "np" if module.__name__ == "numpy" else module.__name__
+            raise source.error(
+                f"{prefix}.{attr} has been replaced (by {now!r}) since srcad was imported; "
+                f"the derivative code srcad generates here calls {prefix}.{attr} by name and "
+                "would run the replacement. Restore it, or call your function under a name "
+                "of its own",
+                source.tree,
+            )
+        reads.extend(stored(module, attr))
+    return reads
 
 
 def _specialized_for(params: list[str], facts: tuple) -> str:
