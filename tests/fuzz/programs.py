@@ -108,6 +108,7 @@ FAMILIES = {
     "list holding an updated array", "nan-where", "nan-safe ops", "zero-derivative ops",
     "float32", "python float y", "0-d y", "length-1 axes", "pytree dict", "pytree tuple",
     "array output", "pair output", "rebinding after zero-trip loop or if",
+    "rebound defaults and closures",
 }  # fmt: skip
 
 
@@ -121,6 +122,9 @@ class Spec:
     output: str = "scalar"  # "scalar", "array" (shaped like x), "pair" (scalar, array)
     float32: bool = False
     nan: bool = False  # NaN/inf on an untaken side of np.where (invalid values are legal)
+    # checked again after the module's helpers change: scaled's defaults, keyed's keyword
+    # default and the closure scale3 rebound (a cached derivative must not go stale)
+    rebind: bool = False
 
 
 @dataclass
@@ -663,6 +667,13 @@ class ProgramWriter:
         if not self.second_order:
             extra += " + np.sum(np.stack(outs), axis=0)"
         lines.append(f"    return {self.result('a', extra)}")
+        body_text = "\n".join(lines)
+        if (
+            any(h in body_text for h in ("scaled(", "keyed(", "scale3("))
+            and self.rng.random() < 0.5
+        ):
+            self.constructs.add("rebound defaults and closures")
+            self.spec = replace(self.spec, rebind=True)
         helpers = HELPERS + "\n\n" if self.helpers else ""
         return "import numpy as np\n\n" + helpers + "\n".join(lines) + "\n"
 

@@ -34,6 +34,7 @@ failing seed for tests/fuzz/test_regressions.py.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.util
@@ -315,6 +316,21 @@ def _tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
+@contextlib.contextmanager
+def rebound(module):
+    """The module's helpers changed in place: new defaults (``__defaults__``,
+    ``__kwdefaults__``) and a new closure bound to the same name; put back afterwards."""
+    scaled, keyed, scale3 = module.scaled, module.keyed, module.scale3
+    saved = scaled.__defaults__, keyed.__kwdefaults__
+    scaled.__defaults__, keyed.__kwdefaults__ = (0.8, -0.1), {"k": 0.7}
+    module.scale3 = module.make_scale(-0.4)
+    try:
+        yield
+    finally:
+        scaled.__defaults__, keyed.__kwdefaults__ = saved
+        module.scale3 = scale3
+
+
 def refused(exc: Exception, patterns: list[str]) -> bool:
     """``exc`` is a clear refusal: a TransformError at a file and line, with a message the
     allow-list names."""
@@ -336,6 +352,9 @@ def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
             if refused(exc, REFUSALS):
                 return f"refused: {str(exc).splitlines()[0]}"
             raise
+        if spec.rebind:
+            with rebound(load(source)):
+                check_first_order(f, spec, leaves, w, seed + 1)
         if order == 2:
             x, y = leaves
             value = float(np.sum(f(x.copy(), copy.copy(y), w)))
