@@ -511,7 +511,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         grads = backward(residuals, *ct_leaves)
         fixed: list[Any] = []
         for g, leaf in zip(grads, leaves):
-            fixed.append(_match(g, leaf, [*values, cotangent, *fixed]))
+            fixed.append(_match(g, leaf, [*values, *leaves, *ct_leaves, *fixed]))
         result: list[Any] = [None] * len(primals)
         for k, g in zip(wrt, _regroup(fixed, groups)):
             result[k] = g
@@ -573,10 +573,26 @@ def jvp(
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
     out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves)
+    tangent_out = _unshared(tangent_out, tangent_leaves)
     if has_aux:
         out, aux = out
         return out, tangent_out, aux
     return out, tangent_out
+
+
+def _unshared(tangent_out: Any, given: list[Any]) -> Any:
+    """``tangent_out`` with a copy of each leaf that is a tangent the caller gave, or
+    another leaf (``f(x) = x`` passes ``dx`` through; changing the result must not change
+    the caller's tangent)."""
+    leaves, tree = pytree.flatten(tangent_out)
+    seen: list[Any] = list(given)
+    changed = False
+    for k, leaf in enumerate(leaves):
+        if hasattr(leaf, "shape") and any(leaf is other for other in seen):
+            leaves[k] = copied(leaf)
+            changed = True
+        seen.append(leaves[k])
+    return pytree.unflatten(tree, leaves) if changed else tangent_out
 
 
 def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
