@@ -16,7 +16,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.transform.cache import cached
-from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP, call_arguments
 from srcad.transform.codegen import compile_source
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
@@ -267,13 +267,12 @@ class _Derivative:
                 "differentiated again; differentiate a plain function"
             )
         mode = "grad" if self._with_value else "gradient"
-        return cached(_plain(self._func), self._wrt, self._single, mode).function
-
-    def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
-        """Every positional parameter's value for this call, defaults included."""
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return list(bound.arguments.values())
+        func = _plain(self._func)
+        generated = cached(func, self._wrt, self._single, mode).function
+        # the user's defaults as they are now (they may be reassigned after the build)
+        generated.__defaults__ = func.__defaults__
+        generated.__kwdefaults__ = func.__kwdefaults__
+        return generated
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._prefix:
@@ -285,20 +284,13 @@ class _Derivative:
         if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
             with watch(getattr(self._func, "__name__", "f"), args, kwargs):
                 return self(*args[len(self._prefix) :], **kwargs)
-        values = self._bound(args, kwargs) if kwargs else list(args)
-        for index in self._wrt:
-            if index >= len(values):
-                params = _positional_params(self._func)
-                raise TypeError(f"{self._func.__name__}() missing argument '{params[index]}'")
+        # generated code takes every argument explicitly, defaults as they are now included
+        positional, named = call_arguments(self._func, args, kwargs)
+        values = list(positional)
         structures = _structures(values, self._wrt)
         gen = self.generated(structures)
         leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
-        if structures:
-            # the generated function takes every leaf positionally: defaults filled in too
-            values = self._bound(args, kwargs)
-            value, grads = gen.function(*_expand(values, structures))
-        else:
-            value, grads = gen.function(*args, **kwargs)
+        value, grads = gen.function(*_expand(values, structures), **named)
         aux = None
         if self._has_aux:
             value, aux = value
@@ -488,11 +480,12 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
             wrt.append(k)
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
-    values = list(primals)
+    positional, named = call_arguments(f, primals, {})
+    values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "vjp", has_aux, structures)
     leaves, groups = _wrt_leaves(values, tuple(wrt), gen.params, structures)
-    out, residuals = gen.function(*_expand(values, structures))
+    out, residuals = gen.function(*_expand(values, structures), **named)
     if has_aux:
         out, aux = out
     backward = gen.backward
@@ -570,9 +563,11 @@ def jvp(
         out = f(*values)
         zero = pytree.unflatten(*_zero_leaves(out[0] if has_aux else out))
         return (out[0], zero, out[1]) if has_aux else (out, zero)
+    positional, named = call_arguments(f, values, {})
+    values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
-    out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves)
+    out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves, **named)
     tangent_out = _unshared(tangent_out, tangent_leaves)
     if has_aux:
         out, aux = out

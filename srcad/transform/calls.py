@@ -187,6 +187,37 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     return None
 
 
+def call_arguments(func: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The positional values (defaults as ``func`` has them now, ``*args`` spread) and the
+    keyword-only ones of the call ``func(*args, **kwargs)``: generated code has no defaults
+    of its own, so these are all passed explicitly."""
+    code = getattr(func, "__code__", None)
+    if (
+        code is not None
+        and not kwargs
+        and len(args) == code.co_argcount
+        and not code.co_kwonlyargcount
+        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    ):
+        return args, {}  # every parameter given: nothing to fill in
+    signature = inspect.signature(func)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    positional: list[Any] = []
+    named: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is inspect.Parameter.KEYWORD_ONLY:
+            named[name] = value
+        else:
+            positional.append(value)
+    return tuple(positional), named
+
+
 class BuildInProgress(RuntimeError):
     """The callee is being transformed already (a recursive call)."""
 
@@ -222,7 +253,8 @@ class CallVJP(_CallHandle):
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` of the call."""
-        return self.generated().function(*self.args, *args, **self.kwargs, **kwargs)
+        args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
+        return self.generated().function(*args, **kwargs)
 
     def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
         """Gradients of the call with respect to the differentiated parameters (one
@@ -244,27 +276,10 @@ class CallJVP(_CallHandle):
 
     mode = "jvp"
 
-    def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
-        super().__init__(obj, wrt, structures)
-        self.signature = inspect.signature(self.func)
-
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
-        bound = self.signature.bind(*self.args, *args, **self.kwargs, **kwargs)
-        bound.apply_defaults()
-        positional: list[Any] = []
-        named: dict[str, Any] = {}
-        for name, value in bound.arguments.items():
-            kind = self.signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
-                positional.extend(value)
-            elif kind is inspect.Parameter.VAR_KEYWORD:
-                named.update(value)
-            elif kind is inspect.Parameter.KEYWORD_ONLY:
-                named[name] = value
-            else:
-                positional.append(value)
-        return self.generated().function(*positional, *tangents, **named)
+        args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
+        return self.generated().function(*args, *tangents, **kwargs)
 
     def __repr__(self) -> str:
         return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"

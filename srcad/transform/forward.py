@@ -461,7 +461,8 @@ def forward(
     updated = set(getanno(tree, "inplace") or ()) | _setitem_targets(body, source)
     sharing = set().union(*alias_groups(body, updated).values())
     tapes = tape_names(body, source, local)
-    stable = stable_names(body, params) - updated
+    inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
+    stable = stable_names(body, inputs) - updated
     shapes = analyse_shapes(body, source, local, frozenset(stable))
     ctx = _Forward(source, namer, local, activity, xp_name, updated, sharing, shapes, tapes)
     for name in wrt:

@@ -901,6 +901,8 @@ def reverse(
     returned = getanno(tree, "outputs")
     outputs = returned[1] if returned else [output]
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
+    # keyword-only parameters hold their values from the start too (never placeholders)
+    inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     _prepare_while_counters(body, namer)
     local = local_names(gast.FunctionDef(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
@@ -916,7 +918,7 @@ def reverse(
     updated = set(getanno(tree, "inplace") or ())
     groups = alias_groups(body, updated)
     # memory that an update changes in place is not stable, under any of its names
-    stable = stable_names(body, params) - set().union(*groups.values())
+    stable = stable_names(body, inputs) - set().union(*groups.values())
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
@@ -964,7 +966,7 @@ def reverse(
         prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
         # a name may be pushed before anything was assigned to it: push a placeholder then
         defs = definitions(body)
-        for name in sorted(plan.pushed_names - set(params)):
+        for name in sorted(plan.pushed_names - set(inputs)):
             pushed = [d for d in defs.get(name, []) if id(d.stmt) in plan.pushed]
             assigned_first = any(
                 not d.nested
@@ -1022,7 +1024,7 @@ def reverse(
         if (
             name in local
             and name not in top
-            and name not in params
+            and name not in inputs
             and name not in plan.pushed_names
         ):
             # assigned only inside a branch or loop that may not run: still a residual
