@@ -18,6 +18,7 @@ from srcad.api import (
 from srcad.errors import (
     ExportError,
     NoAdjointError,
+    NoOutputError,
     SourceUnavailableError,
     TransformError,
     UnsupportedConstructError,
@@ -41,6 +42,7 @@ __all__ = [
     "tangent",
     "ExportError",
     "NoAdjointError",
+    "NoOutputError",
     "SourceUnavailableError",
     "TransformError",
     "UnsupportedConstructError",

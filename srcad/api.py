@@ -217,7 +217,7 @@ class _Derivative:
             gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
-            if type(value) is not float and len(_shape(value)) != 0:
+            if type(value) is not float and (value is None or len(_shape(value)) != 0):
                 _not_scalar(self._func, value)
         else:
             value, grads = None, gen.function(*args)
@@ -294,7 +294,7 @@ class _Derivative:
         aux = None
         if self._has_aux:
             value, aux = value
-        if len(_shape(value)) != 0:
+        if value is None or len(_shape(value)) != 0:
             _not_scalar(self._func, value)
         if self._single and not structures:
             grads = (grads,)
@@ -330,6 +330,10 @@ def _facts(args: tuple) -> tuple | None:
 
 
 def _not_scalar(func: Callable, value: Any) -> None:
+    if value is None:
+        raise TypeError(
+            f"grad needs a function with a scalar output; {func.__name__} returned None"
+        )
     raise TypeError(
         f"grad needs a function with a scalar output; {func.__name__} returned "
         f"shape {_shape(value)}. Use srcad.vjp for non-scalar outputs"
