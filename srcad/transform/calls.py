@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srcad import pytree
+from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
 
 
@@ -253,12 +254,16 @@ class CallVJP(_CallHandle):
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` of the call."""
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self.forward, *args, **kwargs)
         args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
         return self.generated().function(*args, **kwargs)
 
     def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
         """Gradients of the call with respect to the differentiated parameters (one
         cotangent per output the callee returns)."""
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self.backward, residuals, *cotangents)
         return self.generated().backward(residuals, *cotangents)
 
     def result_count(self) -> int | None:
@@ -278,6 +283,8 @@ class CallJVP(_CallHandle):
 
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self, tangents, *args, **kwargs)
         args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
         return self.generated().function(*args, *tangents, **kwargs)
 
