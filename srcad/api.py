@@ -11,6 +11,7 @@ from typing import Any, Union
 import numpy as np
 
 from srcad import pytree
+from srcad.arraytypes import check_arrays
 from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
@@ -167,6 +168,7 @@ class _Derivative:
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
         self._signature = inspect.signature(func)
+        self._params = _positional_params(func)
         params = self._signature.parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
         self._arity = len(self._signature.parameters) if plain else -1
@@ -281,6 +283,8 @@ class _Derivative:
             result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
             if result is not _SLOW:
                 return result
+        check_arrays(args, _labels(self._params, len(args)))
+        check_arrays(kwargs.values(), kwargs)
         if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
             with watch(getattr(self._func, "__name__", "f"), args, kwargs):
                 return self(*args[len(self._prefix) :], **kwargs)
@@ -327,6 +331,11 @@ def _facts(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(facts)
+
+
+def _labels(params: list[str], count: int) -> list[str]:
+    """Names for ``count`` positional arguments in messages (``params``, then numbers)."""
+    return [params[k] if k < len(params) else str(k) for k in range(count)]
 
 
 def _not_scalar(func: Callable, value: Any) -> None:
@@ -470,6 +479,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     _check_function(f)
     primals = (*prefix, *primals)
     params = _positional_params(f)
+    check_arrays(primals, _labels(params, len(primals)))
     if len(primals) > len(params) and params:
         raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")
     wrt = []
@@ -497,6 +507,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     out_shapes = [_shape(leaf) for leaf in out_leaves]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        check_arrays([cotangent], ["cotangent"], "the cotangent")
         ct_leaves, ct_tree = pytree.flatten(cotangent)
         if ct_tree != out_tree and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
             raise ValueError(f"the cotangent's structure does not match what {f.__name__} returned")
@@ -541,6 +552,9 @@ def jvp(
         )
     params = _positional_params(f)
     names = [*(["self"] if prefix else []), *params]
+    labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]
+    check_arrays(primals, labels)
+    check_arrays(tangents, labels, "the tangent of {}")
     wrt = []
     tangent_leaves: list[Any] = []
     for k, (value, tangent) in enumerate(zip(primals, tangents)):
@@ -612,6 +626,7 @@ def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
     indices, single = _normalize_wrt(f, wrt)
 
     def jacobian_of(*args: Any) -> Any:
+        check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
         for k in indices:
             _check_differentiable(args[k], f"argument {k}")
