@@ -704,6 +704,7 @@ def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
     gradient = grad(f, wrt=indices)
 
     def hessian_of(*args: Any) -> Any:
+        check_arrays(args, _labels(_positional_params(f), len(args)))
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
