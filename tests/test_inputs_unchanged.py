@@ -76,7 +76,16 @@ def added_in_place(x):
     return np.sum(y * y)
 
 
+def read_in_loop(x):
+    y = x * 1.0
+    s = 0.0
+    for i in range(3):
+        s = s + y[i] * y[i]
+    return s + np.sum(y)
+
+
 SCALAR = [
+    read_in_loop,
     updated_first,
     updated_after_sum,
     updated_in_loop,
@@ -102,6 +111,14 @@ def returns_argument(x):
 
 def returns_twice(x):
     return x, x * 1.0
+
+
+def array_and_loop_sum(x):
+    y = x * 2.0
+    s = 0.0
+    for i in range(3):
+        s = s + y[i]
+    return y * 1.0, s
 
 
 def point():
@@ -171,6 +188,20 @@ def test_a_pullback_called_twice_with_one_cotangent(f):
     (second,) = run_unchanged(lambda: pullback(ct), x, ct)
     assert np.array_equal(first, first_copy) and np.array_equal(first, second)
     assert first is not ct and second is not ct and first is not second
+
+
+def test_a_cotangent_the_backward_pass_updates_in_place_stays_unchanged():
+    # the adjoint of y started as the cotangent of ``y * 1.0`` (folded to it), then the
+    # loop's reads of y[i] were added into it in place
+    x = point()
+    _, pullback = srcad.vjp(array_and_loop_sum, x)
+    ct = (np.array([1.0, 2.0, 3.0]), 0.5)
+    ct_copy = ct[0].copy()
+    first = pullback(ct)[0].copy()
+    second = pullback(ct)[0]
+    assert np.array_equal(ct[0], ct_copy)
+    expected = 2.0 * ct[0] + 2.0 * 0.5
+    assert np.allclose(first, expected) and np.allclose(second, expected)
 
 
 def test_one_tangent_array_for_two_primals():

@@ -118,6 +118,9 @@ class _Sweep:
     # adjoints holding an array this code made and nothing else refers to: safe to update
     # in place (``dx[i] += g`` instead of a zero array per read)
     owned: set[str] = field(default_factory=set)
+    # the operation that made an owned adjoint: kept unfolded if it is updated in place
+    # (``dy = d_out * 1.0`` must not fold to the caller's cotangent)
+    owners: dict[str, gast.stmt] = field(default_factory=dict)
     buffers: set[str] = field(default_factory=set)
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
@@ -177,11 +180,12 @@ class _Sweep:
         fresh = isinstance(value, gast.BinOp) or (
             isinstance(value, gast.Name) and value.id in self.buffers
         )
+        stmt = _generated(build.assign(adj, value))
         if fresh and name not in self.ctx.source.lists:
             self.owned.add(name)
+            self.owners[name] = stmt
         else:
             self.owned.discard(name)
-        stmt = _generated(build.assign(adj, value))
         if seed is not None:
             self.uniform[name] = (seed, stmt)
         return [stmt]
@@ -665,6 +669,9 @@ class _Sweep:
             or x not in self.ctx.activity.varied
         ):
             return None
+        owner = self.owners.get(x)
+        if owner is not None:
+            setanno(owner, "copies", True)
         g = build.load(self.adj(name))
         dx = self.adj(x)
         index = clone(bound["index"])
