@@ -256,3 +256,38 @@ def test_pytree_leaves_updated_in_place_in_every_mode():
     w = p["w"].copy()
     w[0] = 0.5
     assert np.isclose(tangent, np.sum(t["w"][1:] * p["b"][1:]) + np.sum(w * t["b"]))
+
+
+def chained_in_place(x):
+    y = x * 1.0
+    for i in range(1, 3):
+        y[i] = y[i - 1] * y[i]
+    return y
+
+
+def chained_pair(x):
+    y = chained_in_place(x) * 1.0
+    for i in range(1, 3):
+        y[i] = y[i] * y[i - 1]
+    return y, np.sum(y)
+
+
+@pytest.mark.parametrize("f", [chained_in_place, chained_pair])
+def test_the_value_vjp_returns_is_its_own(f):
+    # the backward pass restores arrays updated in place: not the one the caller holds
+    x = point()
+    out, pullback = srcad.vjp(f, x)
+    leaves = [np.array(o, copy=True) for o in (out if isinstance(out, tuple) else (out,))]
+    ct = (np.ones(3), 0.5) if isinstance(out, tuple) else np.ones(3)
+    first = pullback(ct)[0].copy()
+    for o, saved in zip(out if isinstance(out, tuple) else (out,), leaves):
+        assert np.array_equal(o, saved)
+        if isinstance(o, np.ndarray):
+            o[...] = 100.0  # the caller's to change
+    assert np.allclose(pullback(ct)[0], first)
+    jacobian = srcad.jacobian(f, mode="fwd")(x)
+    if isinstance(out, tuple):
+        expected = jacobian[0].T @ ct[0] + ct[1] * jacobian[1]
+    else:
+        expected = jacobian.T @ ct
+    assert np.allclose(first, expected)

@@ -983,10 +983,16 @@ def reverse(
             )
             if not assigned_first:
                 prologue.append(_generated(build.assign(name, build.const(None)), False))
-    if output not in stable and output in plan.pushed_names:
-        # the backward pass restores the output's variable: return the value it had
+    # arrays the backward pass restores in place (their memory, under any name)
+    restored = set().union(*groups.values()) if sweep.pushes else set()
+    if output not in stable and output in plan.pushed_names | restored:
+        # the backward pass restores the output's variable: return the value it had (in
+        # memory of its own where it is restored in place: a pullback must not change it)
         value_name = namer.fresh_temp("value")
-        forward.append(_generated(build.assign(value_name, build.load(output)), False))
+        value: gast.expr = build.load(output)
+        if output in restored:
+            value = build.call(namer.bind_global(inplace.copied, "copied"), value)
+        forward.append(_generated(build.assign(value_name, value), False))
         ret = build.ret(build.load(value_name))
     adjoint_tapes = [
         _generated(build.assign(d_tape, build.call(namer.bind_global(Tape, "Tape"))))
@@ -997,6 +1003,17 @@ def reverse(
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
     value_expr: gast.expr = ret.value if not returned else clone(returned[0])
+    if returned and restored:
+        # (the same for each part of a returned tuple or pytree)
+        copies: dict[str, str] = {}
+        for node in gast.walk(value_expr):
+            if isinstance(node, gast.Name) and node.id in restored:
+                if node.id not in copies:
+                    copies[node.id] = namer.fresh_temp(f"_{node.id}_value")
+                    helper = namer.bind_global(inplace.copied, "copied")
+                    forward.append(_generated(build.assign(
+                        copies[node.id], build.call(helper, build.load(node.id)))))  # fmt: skip
+                node.id = copies[node.id]
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])
