@@ -27,16 +27,9 @@ _thread = threading.local()
 
 
 def _limit(base: int) -> int:
-    """The limit while generated code runs: ``base`` in proportion, but within what the C
-    stack holds (a higher limit set by the user is lowered, unless the stack is deep
-    already)."""
-    wanted = min(base * FRAMES_PER_LEVEL, MOST)
-    if wanted >= base:
-        return wanted
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    return wanted if depth < wanted // 2 else base
+    """The limit while generated code runs: ``base`` in proportion, within what the C stack
+    holds; never lower than ``base`` (other threads run under the same limit)."""
+    return max(base, min(base * FRAMES_PER_LEVEL, MOST))
 
 
 def inside() -> bool:
