@@ -84,8 +84,42 @@ def read_in_loop(x):
     return s + np.sum(y)
 
 
+def updated_2d(x):
+    y = x[:, None] * 1.0
+    y[0, 0] = 2.0
+    return np.sum(y * y)
+
+
+def updated_in_a_branch(x):
+    y = x * 1.0
+    if x[0] > 0:
+        y[0] = 2.0
+    else:
+        y[1] = 3.0
+    return np.sum(y * y)
+
+
+def updated_in_a_while_loop(x):
+    y = x * 1.0
+    i = 0
+    while i < 3:
+        y[i] = y[i] ** 2
+        i = i + 1
+    return np.sum(y)
+
+
+def updated_after_reshape(x):
+    y = x.reshape(3) * 1.0
+    y[0] = 2.0
+    return np.sum(y * y)
+
+
 SCALAR = [
     read_in_loop,
+    updated_2d,
+    updated_in_a_branch,
+    updated_in_a_while_loop,
+    updated_after_reshape,
     updated_first,
     updated_after_sum,
     updated_in_loop,
