@@ -502,6 +502,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     out, residuals = gen.function(*_expand(values, structures), **named)
     if has_aux:
         out, aux = out
+    if out is None:
+        raise TypeError(f"vjp needs a function that returns a value; {f.__name__} returned None")
     backward = gen.backward
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
@@ -587,10 +589,12 @@ def jvp(
     gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
     out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves, **named)
     tangent_out = _unshared(tangent_out, tangent_leaves)
+    aux = None
     if has_aux:
         out, aux = out
-        return out, tangent_out, aux
-    return out, tangent_out
+    if out is None:
+        raise TypeError(f"jvp needs a function that returns a value; {f.__name__} returned None")
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
 def _unshared(tangent_out: Any, given: list[Any]) -> Any:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from srcad.errors import NoOutputError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -1025,6 +1026,9 @@ def reverse(
         new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
         seed_line = _generated(build.assign(seed, build.const(1.0)))
         result = build.tuple_([value_expr, grads_expr]) if with_value else grads_expr
+        if not with_value and output not in activity.varied:
+            # a gradient returned without the value: a value that does not vary may be None
+            forward.append(_none_check(output, source, namer, ret))
         new.body = [*prologue, *forward, seed_line, *backward, build.ret(result)]
         return new
     extra = {ctx.tape_name} if sweep.pushes else set()
@@ -1104,6 +1108,15 @@ def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gas
             finish.append(_generated(build.assign(adj, exact)))
         grads.append(build.load(adj))
     return grads, finish
+
+
+def _none_check(output: str, source: Source, namer: Namer, ret: gast.stmt) -> gast.stmt:
+    """``if output is None: raise NoOutputError(...)``."""
+    error = namer.bind_global(NoOutputError, "NoOutputError")
+    message = str(source.error(f"{source.name} returned None; grad needs a scalar", ret))
+    test = gast.Compare(left=build.load(output), ops=[gast.Is()], comparators=[build.const(None)])
+    fail = gast.Raise(exc=build.call(error, build.const(message)), cause=None)
+    return _generated(gast.If(test=test, body=[fail], orelse=[]), False)
 
 
 def _namespace_line(ctx: _Context, params: list[str]) -> gast.stmt:
