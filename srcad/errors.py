@@ -54,3 +54,8 @@ class SourceUnavailableError(TransformError):
 
 class ExportError(TransformError):
     """Something ``srcad.export`` cannot write into a standalone module."""
+
+
+class UnknownStructureError(UnsupportedConstructError):
+    """A differentiated parameter used as a pytree (``params["W"]``) whose structure is not
+    known: no arguments or example arguments say what it holds."""

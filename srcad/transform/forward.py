@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.adjoints.registry import lookup_tangent
-from srcad.runtime import inplace, tangents
+from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
@@ -40,7 +40,6 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
-from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import (
     COPY,
     LIST,
@@ -58,6 +57,7 @@ from srcad.transform.templates import (
     instantiate,
     result_names,
     rule_operands,
+    tangent_params,
 )
 
 
@@ -119,6 +119,12 @@ class _Forward:
         call = tape_call(stmt, self.tapes, "push")
         if call is None:
             if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
+                if _restores(stmt, self.source, self.local):
+                    raise self.source.error(
+                        "a derivative that updates arrays in place cannot be differentiated "
+                        "again yet (its backward pass restores them in place)",
+                        stmt,
+                    )
                 raise self.source.error(
                     "a call for its side effect on a differentiated value cannot be "
                     "differentiated; assign its result instead",
@@ -182,6 +188,7 @@ class _Forward:
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
         rule = lookup_tangent(op.key)
         bound = rule_operands(rule, op, self.source, where, tangent=True)
+        self.check_operands(rule, bound, op.label, where)
         primal = [stmt]
         result = name
         if name in operand_names(stmt.value):
@@ -201,7 +208,7 @@ class _Forward:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         tangent_stmts = self.contributions(body, name, op.label, where)
         if (
-            op.key is not inplace.setitem
+            op.key not in (inplace.setitem, inplace.scatter)
             and name in self.sharing
             and viewed_name(stmt.value) is None
         ):
@@ -218,7 +225,26 @@ class _Forward:
                     setanno(tstmt, "copies", True)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
+        if op.key is lists.append:
+            # the append changes its list in place: the tangent reads the list before it
+            return [*tangent_stmts, *primal]
         return [*primal, *tangent_stmts]
+
+    def check_operands(self, rule, bound: dict, label: str, where: gast.AST) -> None:
+        """A located error when a varying operand's tangent would be dropped: its rule
+        reads no tangent of that parameter."""
+        read = tangent_params(rule)
+        for param, node in bound.items():
+            if (
+                param not in read
+                and param not in rule.static
+                and operand_names(node) & self.activity.varied
+            ):
+                raise self.source.error(
+                    f"the derivative of {label} with respect to its argument '{param}' is "
+                    "not implemented",
+                    where,
+                )
 
     def contributions(
         self, body: list[gast.stmt], name: str | list[str], label: str, where: gast.AST
@@ -300,6 +326,7 @@ class _Forward:
             )
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
+        self.check_operands(rule, bound, op.label, where)
         return [stmt, *self.contributions(body, names, op.label, where), *self.own_results(names)]
 
     def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:
@@ -322,7 +349,8 @@ class _Forward:
             helper = self.namer.bind_global(inplace.copied, "copied")
             last.value = build.call(helper, value)
         else:
-            setanno(last, "copies", True)  # an operation makes a new array: keep it unfolded
+            # a new array, as the primal's is: ``du * 1.0`` must not fold to ``du``
+            setanno(last, "copies", True)
         return stmts
 
     def own_results(self, names: list[str]) -> list[gast.stmt]:
@@ -420,20 +448,10 @@ class _TangentReader(gast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _setitem_targets(body: list[gast.stmt], source: Source) -> set[str]:
-    """Names that ``y = setitem(y, i, v)`` statements update in place."""
-    names = set()
-    for stmt in all_statements(body):
-        value = getattr(stmt, "value", None)
-        if (
-            isinstance(stmt, gast.Assign)
-            and isinstance(value, gast.Call)
-            and isinstance(value.func, gast.Name)
-            and source.namespace.get(value.func.id) is inplace.setitem
-            and isinstance(value.args[0], gast.Name)
-        ):
-            names.add(value.args[0].id)
-    return names
+def _restores(stmt: gast.Expr, source: Source, local: set[str]) -> bool:
+    """Whether ``stmt`` is generated code's ``restore(y, i, tape.pop())``."""
+    call = stmt.value
+    return isinstance(call, gast.Call) and source.resolve(call.func, local) is inplace.restore
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
@@ -458,7 +476,7 @@ def forward(
     annotate_purity(body, source, local)
     xp_name = namer.fresh("xp")
     # arrays updated in place: the user's ``y[i] = v``, or generated code's setitem calls
-    updated = set(getanno(tree, "inplace") or ()) | _setitem_targets(body, source)
+    updated = set(getanno(tree, "inplace") or ())
     sharing = set().union(*alias_groups(body, updated).values())
     tapes = tape_names(body, source, local)
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]

@@ -17,17 +17,19 @@ from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
+from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
-from srcad.transform.normalize.local_functions import inline_local_functions
+from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.outputs import split_outputs
-from srcad.transform.normalize.pytrees import expand_pytree_params
+from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
@@ -65,12 +67,13 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = inline_local_functions(source.tree, source, namer)
+    tree = lower_comprehensions(lambdas_as_defs(source.tree), source, namer)
+    tree = inline_local_functions(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = fence(tree, source)
     tree = refuse_none_returns(tree, source, namer)
-    tree = desugar(tree)
+    tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
@@ -116,6 +119,7 @@ def transform(
     fold_derivatives(source, namer)
     functional_updates(source.tree, source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
+    refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
     tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
