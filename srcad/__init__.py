@@ -18,6 +18,7 @@ from srcad.api import (
 from srcad.errors import (
     ExportError,
     NoAdjointError,
+    NoOutputError,
     SourceUnavailableError,
     StaleSourceError,
     TransformError,
@@ -43,6 +44,7 @@ __all__ = [
     "tangent",
     "ExportError",
     "NoAdjointError",
+    "NoOutputError",
     "SourceUnavailableError",
     "StaleSourceError",
     "TransformError",

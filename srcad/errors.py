@@ -44,6 +44,10 @@ class NoAdjointError(TransformError):
     """A call to a function that has no adjoint rule and no source to transform."""
 
 
+class NoOutputError(TransformError, TypeError):
+    """A function that returns None: there is no output to differentiate."""
+
+
 class SourceUnavailableError(TransformError):
     """The function's source cannot be found (REPL, exec, builtins, C code)."""
 

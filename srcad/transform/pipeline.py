@@ -27,6 +27,7 @@ from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
+from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
@@ -71,6 +72,7 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = fence(tree, source)
+    tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
