@@ -4,6 +4,8 @@ Fixed bugs are plain tests; bugs still open are ``xfail(strict=True)`` with the 
 that a fix makes them pass loudly (and they must then become plain tests).
 """
 
+import sys
+
 import numpy as np
 import pytest
 from programs import Spec
@@ -187,9 +189,40 @@ def exactly_zero_derivatives(x, y, w):
     return np.sum((a + b + (x * 0.0) ** 0 * x) * w)
 
 
+def keyed(p, *, k=2.0):
+    return np.sin(p * k)
+
+
+def scaled(p, s=0.5, shift=0.25):
+    return np.tanh(p) * s + shift
+
+
+def make_scale(k):
+    def scale(p):
+        return np.sin(p) * k
+
+    return scale
+
+
+scale3 = make_scale(0.75)
+
+
+def keyword_only_default(x, y, w):
+    c = x * y
+    b, a = pair(keyed(c, k=1.5), keyed(x))
+    return (a, b * w)
+
+
+def helpers_with_defaults_and_a_closure(x, y, w):
+    return np.sum((scaled(x) + scaled(x, shift=y) + keyed(x * y) + scale3(x)) * w)
+
+
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
+        # seed 23: TypeError "unsupported operand type(s) for *: 'float' and 'NoneType'": a
+        # keyword-only parameter's default (keyed's k) was None in the callee's derivative
+        (keyword_only_default, Spec((1,), output="pair")),
         # seed 32: np.r_ (and np.c_, np.linspace of data) had a zero gradient
         (zero_derivative_ops, Spec((2, 3))),
         # seeds 19, 40: UnsupportedConstructError "the gradient of np.einsum with respect
@@ -340,3 +373,18 @@ def test_the_generator_parenthesizes_what_it_squares():
     assert all(
         part.startswith("(") for source in sources for part in source.split("np.sqrt(1.0 + ")[1:]
     )
+
+
+def test_helpers_rebound_after_a_derivative_was_built():
+    # the fuzz checker's 'rebind' step (programs.py: "rebound defaults and closures"): the
+    # derivative built before the helpers' defaults and the closure changed went stale
+    from test_programs import rebound
+
+    spec = Spec((3,))
+    rng = np.random.default_rng(5)
+    leaves, w = drawn(spec, rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), np.ones(3))
+    f = helpers_with_defaults_and_a_closure
+    check_first_order(f, spec, leaves, w, seed=5)
+    with rebound(sys.modules[__name__]):
+        check_first_order(f, spec, leaves, w, seed=6)
+    check_first_order(f, spec, leaves, w, seed=7)
