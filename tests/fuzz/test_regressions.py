@@ -207,6 +207,13 @@ def make_scale(k):
 scale3 = make_scale(0.75)
 
 
+def copy_of_a_view_then_update(x, y, w):
+    u = np.sin(x)
+    a = u[::-1] * 1.0
+    u[0] = x[0] * y[0]
+    return np.sum(a + u)
+
+
 def keyword_only_default(x, y, w):
     c = x * y
     b, a = pair(keyed(c, k=1.5), keyed(x))
@@ -220,6 +227,9 @@ def helpers_with_defaults_and_a_closure(x, y, w):
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
+        # seed 2: a silently wrong jvp (0.39 off): the tangent of a = u[::-1] * 1.0 was
+        # folded to a view of u's tangent, which the update of u then changed
+        (copy_of_a_view_then_update, Spec((3,))),
         # seed 23: TypeError "unsupported operand type(s) for *: 'float' and 'NoneType'": a
         # keyword-only parameter's default (keyed's k) was None in the callee's derivative
         (keyword_only_default, Spec((1,), output="pair")),
