@@ -138,9 +138,10 @@ class ProgramWriter:
 
     def __init__(self, rng: random.Random | int, second_order: bool = False) -> None:
         self.rng = rng = random.Random(rng) if isinstance(rng, int) else rng
-        # second derivatives of helper calls and in-place updates are refused (see
-        # test_regressions.py): second-order programs have no updates, and helpers only
-        # sometimes (their first order is checked, the refusal accepted)
+        # second derivatives of helper calls, some uses of lists and in-place updates
+        # fail (open, pinned in test_regressions.py): second-order programs have no lists
+        # and no updates, and helpers only sometimes (their first order is checked, the
+        # refusal accepted)
         self.second_order = second_order
         self.helpers = not second_order or rng.random() < 0.25
         self.loops = 0
@@ -361,7 +362,7 @@ class ProgramWriter:
                 out.append(self.update(names, loop))
             elif kind < 0.4 or depth > 2:
                 out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
-            elif kind < 0.47 and self.second_order:
+            elif kind < 0.54 and self.second_order:
                 if rng.random() < 0.3:
                     out.extend(self.rebinding(names))
                 else:

@@ -227,8 +227,8 @@ def helpers_with_defaults_and_a_closure(x, y, w):
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
-        # seed 2: a silently wrong jvp (0.39 off): the tangent of a = u[::-1] * 1.0 was
-        # folded to a view of u's tangent, which the update of u then changed
+        # seed 2: a silently wrong jvp (0.39 off): the tangent of a = u[::-1] * 1.0
+        # changed with the later update of u
         (copy_of_a_view_then_update, Spec((3,))),
         # seed 23: TypeError "unsupported operand type(s) for *: 'float' and 'NoneType'": a
         # keyword-only parameter's default (keyed's k) was None in the callee's derivative
@@ -295,6 +295,49 @@ def appends_in_a_loop(x):
 
 def test_second_order_of_a_list():
     srcad.check_grad(appends_in_a_loop, X1, order=2, modes=("fwd", "rev"))
+
+
+# second derivatives of lists: seeds 508, 548, 648 (the generator's second-order programs
+# had lists for a while, after the plain case above started to work)
+def stack_of_a_comprehension(x, y):
+    c = np.stack([y for _ in range(2)])
+    return np.sum(y * c)
+
+
+def list_in_an_untaken_branch(x, y):
+    c = x
+    if np.sum(x) > 50.0:
+        items = [y, x]
+        c = items[0]
+    return np.sum(y * c)
+
+
+def list_of_an_array_and_a_number(x, y):
+    items = [y, 0.5]
+    c = items[0]
+    return np.sum(y * c * x)
+
+
+LISTS = [stack_of_a_comprehension, list_in_an_untaken_branch, list_of_an_array_and_a_number]
+
+
+@pytest.mark.parametrize("f", LISTS)
+@pytest.mark.parametrize("y", [Y, np.float64(0.3)], ids=["row", "0-d"])
+def test_forward_over_reverse_of_lists(f, y):
+    srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("fwd",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=srcad.TransformError,
+    reason="reverse over reverse of lists: the gradient's code calls "
+    "srcad.runtime.lists.drop_gradient (NoAdjointError), or passes a list to unbroadcast or "
+    "scatter_element (UnsupportedConstructError pointing into the generated code)",
+)
+@pytest.mark.parametrize("f", LISTS)
+@pytest.mark.parametrize("y", [Y, np.float64(0.3)], ids=["row", "0-d"])
+def test_reverse_over_reverse_of_lists(f, y):
+    srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("rev",))
 
 
 def update_in_place(x):
