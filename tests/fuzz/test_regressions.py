@@ -441,3 +441,29 @@ def test_helpers_rebound_after_a_derivative_was_built():
     with rebound(sys.modules[__name__]):
         check_first_order(f, spec, leaves, w, seed=6)
     check_first_order(f, spec, leaves, w, seed=7)
+
+
+# open: a list holding an array that is then updated in place (seeds 310, 361, 441) --------
+def list_holding_an_updated_array(x, y, w):
+    u = x * y
+    items = [u, x]
+    u[1] = 0.13
+    b = items[0]  # the same array as u: NumPy shows the update
+    return b * w
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="silently wrong gradient and jvp: srcad differentiates items[0] as u before the "
+    "update (the pullback's x[1] is y[1] * w[1], not 0); correct or a clear TransformError "
+    "both make this pass",
+)
+def test_a_list_holding_an_array_updated_later():
+    spec = Spec((3,), output="array")
+    rng = np.random.default_rng(4)
+    leaves, w = drawn(spec, rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), np.ones(3))
+    try:
+        check_first_order(list_holding_an_updated_array, spec, leaves, w, seed=4)
+    except srcad.TransformError:
+        pass  # a clear refusal is a right answer too
