@@ -92,6 +92,7 @@ def transform(
     has_aux: bool = False,
     structures: tuple = (),
     facts: tuple | None = None,
+    masked: bool = False,
 ) -> Generated:
     """Transform ``func`` into its derivative: reverse mode (``mode``: grad or vjp) or
     forward mode (``mode="jvp"``: the function takes the parameters, then one tangent per
@@ -104,6 +105,9 @@ def transform(
     ``facts`` specializes reverse mode for NumPy arrays and Python numbers: one
     ``(ndim, full)`` per positional argument (``full``: no axis of length 1); the code then
     says ``np`` and ``math`` instead of asking the arguments for their namespace.
+    ``masked``: the cotangents (reverse) or tangents (forward) passed in may be zero where
+    a caller's selection did not choose a value; the elementwise rules reading them then
+    multiply zero-safely.
     """
     source = parse_function(func)
     unbind_namespaces(source)
@@ -122,10 +126,10 @@ def transform(
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     if mode == "jvp":
-        result = forward(tree, source, namer, wrt_names)
+        result = forward(tree, source, namer, wrt_names, masked)
     else:
         ranks = dict(zip(params, facts)) if facts is not None else None
-        result = reverse(tree, source, namer, wrt_names, single, mode, ranks)
+        result = reverse(tree, source, namer, wrt_names, single, mode, ranks, masked)
     functions = result if isinstance(result, list) else [result]
     texts = []
     for function in functions:
