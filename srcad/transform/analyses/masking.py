@@ -5,8 +5,8 @@ The elementwise rules that read such a derivative multiply zero-safely
 (``where(g != 0, g * f'(x), 0)``), so an untaken branch's infinite or NaN derivative (sqrt
 at 0, log of a negative) adds exactly 0. Both analyses are may-analyses over the whole
 function, flow-insensitive by name (names are single-assignment in straight-line code):
-branches, loops and calls of user functions are followed; reductions and products that mix
-elements (sum, ``@``) end the chain.
+branches, loops, calls of user functions, indexing and reshaping are followed; reductions
+and products that mix elements (sum, ``@``) end the chain.
 """
 
 from __future__ import annotations
@@ -29,6 +29,13 @@ ELEMENTWISE = SELECTIONS | {
     "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "hypot", "arctan2",
     "logaddexp", "logaddexp2",
 }  # fmt: skip
+#: Rules that move elements without mixing them (each result element is one operand
+#: element): a mask passes through them, and they need no zero-safe product themselves.
+MOVES = frozenset({
+    "getitem", "getitem_dynamic", "reshape", "reshape_method", "ravel", "squeeze",
+    "expand_dims", "atleast_nd", "transpose", "transpose_method", "transpose_attribute",
+    "swapaxes", "moveaxis", "flip", "flipud", "fliplr", "rot90", "roll",
+})  # fmt: skip
 
 
 def is_elementwise(rule) -> bool:
@@ -40,7 +47,8 @@ def masked_adjoints(
     body: list[gast.stmt], source: Source, local: set[str], seeds: Iterable[str] = ()
 ) -> frozenset[str]:
     """Names whose adjoint may be masked: operands of a selection, and operands of an
-    elementwise op (or of a user function's call) whose result's adjoint may be.
+    elementwise op, a move (see MOVES) or a user function's call whose result's adjoint
+    may be.
     ``seeds``: adjoints masked on entry (a helper's outputs, when its caller's are)."""
     masked = set(seeds)
     flows = []
@@ -54,7 +62,7 @@ def masked_adjoints(
             continue
         op = classify(stmt.value, source, local)
         rule = op.rule
-        if op.nondifferentiable or not is_elementwise(rule):
+        if op.nondifferentiable or rule is None or not (is_elementwise(rule) or rule.name in MOVES):
             continue
         operands = differentiable_operand_names(stmt.value, op)
         flows.append((set(targets(stmt)), operands, rule.name in SELECTIONS))
@@ -65,7 +73,7 @@ def masked_tangents(
     body: list[gast.stmt], source: Source, local: set[str], seeds: Iterable[str] = ()
 ) -> frozenset[str]:
     """Names whose tangent may be masked: results of a selection, and results of an
-    elementwise op (or of a user function's call) with an operand whose tangent may be.
+    elementwise op, a move or a user function's call with an operand whose tangent may be.
     ``seeds``: tangents masked on entry (a helper's parameters, when its caller's are)."""
     flows = []
     for stmt in all_statements(body):
@@ -76,7 +84,7 @@ def masked_tangents(
             flows.append((operand_names(stmt.value), set(targets(stmt)), False))
             continue
         rule = op.rule
-        if op.nondifferentiable or not is_elementwise(rule):
+        if op.nondifferentiable or rule is None or not (is_elementwise(rule) or rule.name in MOVES):
             continue
         operands = differentiable_operand_names(stmt.value, op)
         flows.append((operands, set(targets(stmt)), rule.name in SELECTIONS))
