@@ -18,13 +18,16 @@ from srcad.api import (
 from srcad.errors import (
     ExportError,
     NoAdjointError,
+    NoOutputError,
     SourceUnavailableError,
+    StaleSourceError,
     TransformError,
     UnsupportedConstructError,
 )
 from srcad.export import export
 from srcad.kernels.function import elementwise
 from srcad.testing import check_grad
+from srcad.transform.cache import set_cache_size
 
 __version__ = "0.1.0"
 
@@ -41,7 +44,9 @@ __all__ = [
     "tangent",
     "ExportError",
     "NoAdjointError",
+    "NoOutputError",
     "SourceUnavailableError",
+    "StaleSourceError",
     "TransformError",
     "UnsupportedConstructError",
     "check_grad",
@@ -51,6 +56,7 @@ __all__ = [
     "hvp",
     "jacobian",
     "jvp",
+    "set_cache_size",
     "source",
     "value_and_grad",
     "vjp",

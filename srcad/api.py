@@ -11,12 +11,19 @@ from typing import Any, Union
 import numpy as np
 
 from srcad import pytree
+from srcad.arraytypes import check_arrays
 from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.transform.cache import cached
-from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+from srcad.transform.calls import (
+    Checkpointed,
+    CustomJVP,
+    CustomVJP,
+    LiveSignature,
+    call_arguments,
+)
 from srcad.transform.codegen import compile_source
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
@@ -166,10 +173,13 @@ class _Derivative:
         self._specialized: dict[tuple, Generated] = {}
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
-        self._signature = inspect.signature(func)
-        params = self._signature.parameters.values()
+        # the function transformed, when it is this one (its snapshot checks it fastest)
+        self._target = func if inspect.isfunction(func) and _plain(func) is func else None
+        self._signature = LiveSignature(func)
+        self._params = _positional_params(func)
+        params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
-        self._arity = len(self._signature.parameters) if plain else -1
+        self._arity = len(params) if plain else -1
         functools.update_wrapper(self, func, updated=())
 
     def generated(self, structures: tuple = (), args: tuple | None = None) -> Generated:
@@ -184,7 +194,7 @@ class _Derivative:
             if key is not None:
                 return self._specialize(key)
         gen = self._generated.get(structures)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             single = self._single and not structures
             func = _plain(self._func)
             gen = cached(func, self._wrt, single, "grad", self._has_aux, structures)
@@ -213,11 +223,11 @@ class _Derivative:
         gen, floats = plan
         if gen is None:
             return _SLOW  # an argument that is not differentiable: the checks say why
-        if not gen.snapshot.current():
+        if not gen.snapshot.current(self._target):
             gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
-            if type(value) is not float and len(_shape(value)) != 0:
+            if type(value) is not float and (value is None or len(_shape(value)) != 0):
                 _not_scalar(self._func, value)
         else:
             value, grads = None, gen.function(*args)
@@ -246,7 +256,7 @@ class _Derivative:
             return None, False
         facts = tuple(_NUMBER if type(k) is type else k[:2] for k in key)
         gen = self._specialized.get(facts)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             gen = self._specialize(facts)
         plan = self._plans[key] = (gen, all(leaf is float for leaf in leaves))
         return plan
@@ -267,13 +277,12 @@ class _Derivative:
                 "differentiated again; differentiate a plain function"
             )
         mode = "grad" if self._with_value else "gradient"
-        return cached(_plain(self._func), self._wrt, self._single, mode).function
-
-    def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
-        """Every positional parameter's value for this call, defaults included."""
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return list(bound.arguments.values())
+        func = _plain(self._func)
+        generated = cached(func, self._wrt, self._single, mode).function
+        # the user's defaults as they are now (they may be reassigned after the build)
+        generated.__defaults__ = func.__defaults__
+        generated.__kwdefaults__ = func.__kwdefaults__
+        return generated
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._prefix:
@@ -282,27 +291,22 @@ class _Derivative:
             result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
             if result is not _SLOW:
                 return result
+        check_arrays(args, _labels(self._params, len(args)))
+        check_arrays(kwargs.values(), kwargs)
         if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
             with watch(getattr(self._func, "__name__", "f"), args, kwargs):
                 return self(*args[len(self._prefix) :], **kwargs)
-        values = self._bound(args, kwargs) if kwargs else list(args)
-        for index in self._wrt:
-            if index >= len(values):
-                params = _positional_params(self._func)
-                raise TypeError(f"{self._func.__name__}() missing argument '{params[index]}'")
+        # generated code takes every argument explicitly, defaults as they are now included
+        positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
+        values = list(positional)
         structures = _structures(values, self._wrt)
         gen = self.generated(structures)
         leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
-        if structures:
-            # the generated function takes every leaf positionally: defaults filled in too
-            values = self._bound(args, kwargs)
-            value, grads = gen.function(*_expand(values, structures))
-        else:
-            value, grads = gen.function(*args, **kwargs)
+        value, grads = gen.function(*_expand(values, structures), **named)
         aux = None
         if self._has_aux:
             value, aux = value
-        if len(_shape(value)) != 0:
+        if value is None or len(_shape(value)) != 0:
             _not_scalar(self._func, value)
         if self._single and not structures:
             grads = (grads,)
@@ -337,7 +341,16 @@ def _facts(args: tuple) -> tuple | None:
     return tuple(facts)
 
 
+def _labels(params: list[str], count: int) -> list[str]:
+    """Names for ``count`` positional arguments in messages (``params``, then numbers)."""
+    return [params[k] if k < len(params) else str(k) for k in range(count)]
+
+
 def _not_scalar(func: Callable, value: Any) -> None:
+    if value is None:
+        raise TypeError(
+            f"grad needs a function with a scalar output; {func.__name__} returned None"
+        )
     raise TypeError(
         f"grad needs a function with a scalar output; {func.__name__} returned "
         f"shape {_shape(value)}. Use srcad.vjp for non-scalar outputs"
@@ -379,6 +392,8 @@ def _caller(obj: Any) -> Callable:
     """``def name(a, b=...): return obj(a, b)``, generated once per object."""
     found = _CALLERS.get(id(obj))
     if found is not None and found[0] is obj:
+        if found[1].__defaults__ is not obj.fun.__defaults__:
+            found[1].__defaults__ = obj.fun.__defaults__  # rebound since: the caller's too
         return found[1]
     fun = obj.fun
     params = _positional_params(fun)
@@ -474,6 +489,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     _check_function(f)
     primals = (*prefix, *primals)
     params = _positional_params(f)
+    check_arrays(primals, _labels(params, len(primals)))
     if len(primals) > len(params) and params:
         raise TypeError(f"{f.__name__}() takes {len(params)} arguments, got {len(primals)}")
     wrt = []
@@ -488,18 +504,22 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
             wrt.append(k)
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
-    values = list(primals)
+    positional, named = call_arguments(f, primals, {})
+    values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "vjp", has_aux, structures)
     leaves, groups = _wrt_leaves(values, tuple(wrt), gen.params, structures)
-    out, residuals = gen.function(*_expand(values, structures))
+    out, residuals = gen.function(*_expand(values, structures), **named)
     if has_aux:
         out, aux = out
+    if out is None:
+        raise TypeError(f"vjp needs a function that returns a value; {f.__name__} returned None")
     backward = gen.backward
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        check_arrays([cotangent], ["cotangent"], "the cotangent")
         ct_leaves, ct_tree = pytree.flatten(cotangent)
         if ct_tree != out_tree and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
             raise ValueError(f"the cotangent's structure does not match what {f.__name__} returned")
@@ -511,7 +531,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
         grads = backward(residuals, *ct_leaves)
         fixed: list[Any] = []
         for g, leaf in zip(grads, leaves):
-            fixed.append(_match(g, leaf, [*values, cotangent, *fixed]))
+            fixed.append(_match(g, leaf, [*values, *leaves, *ct_leaves, *fixed]))
         result: list[Any] = [None] * len(primals)
         for k, g in zip(wrt, _regroup(fixed, groups)):
             result[k] = g
@@ -544,6 +564,9 @@ def jvp(
         )
     params = _positional_params(f)
     names = [*(["self"] if prefix else []), *params]
+    labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]
+    check_arrays(primals, labels)
+    check_arrays(tangents, labels, "the tangent of {}")
     wrt = []
     tangent_leaves: list[Any] = []
     for k, (value, tangent) in enumerate(zip(primals, tangents)):
@@ -570,13 +593,33 @@ def jvp(
         out = f(*values)
         zero = pytree.unflatten(*_zero_leaves(out[0] if has_aux else out))
         return (out[0], zero, out[1]) if has_aux else (out, zero)
+    positional, named = call_arguments(f, values, {})
+    values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
-    out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves)
+    out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves, **named)
+    tangent_out = _unshared(tangent_out, tangent_leaves)
+    aux = None
     if has_aux:
         out, aux = out
-        return out, tangent_out, aux
-    return out, tangent_out
+    if out is None:
+        raise TypeError(f"jvp needs a function that returns a value; {f.__name__} returned None")
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def _unshared(tangent_out: Any, given: list[Any]) -> Any:
+    """``tangent_out`` with a copy of each leaf that is a tangent the caller gave, or
+    another leaf (``f(x) = x`` passes ``dx`` through; changing the result must not change
+    the caller's tangent)."""
+    leaves, tree = pytree.flatten(tangent_out)
+    seen: list[Any] = list(given)
+    changed = False
+    for k, leaf in enumerate(leaves):
+        if hasattr(leaf, "shape") and any(leaf is other for other in seen):
+            leaves[k] = copied(leaf)
+            changed = True
+        seen.append(leaves[k])
+    return pytree.unflatten(tree, leaves) if changed else tangent_out
 
 
 def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
@@ -597,6 +640,7 @@ def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
     indices, single = _normalize_wrt(f, wrt)
 
     def jacobian_of(*args: Any) -> Any:
+        check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
         for k in indices:
             _check_differentiable(args[k], f"argument {k}")
@@ -674,6 +718,7 @@ def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
     gradient = grad(f, wrt=indices)
 
     def hessian_of(*args: Any) -> Any:
+        check_arrays(args, _labels(_positional_params(f), len(args)))
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table

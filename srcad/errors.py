@@ -44,8 +44,16 @@ class NoAdjointError(TransformError):
     """A call to a function that has no adjoint rule and no source to transform."""
 
 
+class NoOutputError(TransformError, TypeError):
+    """A function that returns None: there is no output to differentiate."""
+
+
 class SourceUnavailableError(TransformError):
     """The function's source cannot be found (REPL, exec, builtins, C code)."""
+
+
+class StaleSourceError(SourceUnavailableError):
+    """The function's source file no longer holds the code Python runs (edited after import)."""
 
 
 class ExportError(TransformError):

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from srcad.api import Wrt, _normalize_wrt, grad, jvp, vjp
+from srcad.api import Wrt, _labels, _normalize_wrt, _positional_params, grad, jvp, vjp
+from srcad.arraytypes import check_arrays
 
 
 def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e-6) -> Any:
@@ -62,6 +63,7 @@ def check_grad(
     if unknown or not modes:
         raise ValueError(f"modes must name 'fwd' and/or 'rev', got {modes!r}")
     indices, _ = _normalize_wrt(f, wrt)
+    check_arrays(args, _labels(_positional_params(f), len(args)))  # before np.array drops them
     args = [
         np.array(a, dtype=np.float64) if k in indices and hasattr(a, "shape") else a
         for k, a in enumerate(args)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srcad import pytree
+from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
 
 
@@ -191,6 +192,68 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     return None
 
 
+class LiveSignature:
+    """``inspect.signature(func)``, taken again when the function's defaults change (a
+    signature copies them; calls must see ``f.__defaults__ = ...`` made afterwards)."""
+
+    def __init__(self, func: Callable) -> None:
+        self.func = func
+        self._signature: inspect.Signature | None = None
+        self._defaults: tuple = ()
+
+    def get(self) -> inspect.Signature:
+        """The signature with the function's defaults as they are now."""
+        func = self.func
+        positional = getattr(func, "__defaults__", None)
+        named = getattr(func, "__kwdefaults__", None)
+        if (
+            self._signature is None
+            or positional is not self._defaults[0]
+            or named is not self._defaults[1]
+            or (named and not _same_items(named, self._defaults[2]))
+        ):
+            self._signature = inspect.signature(func)
+            self._defaults = (positional, named, dict(named or {}))
+        return self._signature
+
+
+def _same_items(now: dict, then: dict) -> bool:
+    return len(now) == len(then) and all(then.get(k, then) is v for k, v in now.items())
+
+
+def call_arguments(
+    func: Callable, args: tuple, kwargs: dict, signature: inspect.Signature | None = None
+) -> tuple[tuple, dict]:
+    """The positional values (defaults as ``func`` has them now, ``*args`` spread) and the
+    keyword-only ones of the call ``func(*args, **kwargs)``: generated code has no defaults
+    of its own, so these are all passed explicitly."""
+    code = getattr(func, "__code__", None)
+    if (
+        code is not None
+        and not kwargs
+        and len(args) == code.co_argcount
+        and not code.co_kwonlyargcount
+        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    ):
+        return args, {}  # every parameter given: nothing to fill in
+    signature = signature or inspect.signature(func)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    positional: list[Any] = []
+    named: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is inspect.Parameter.KEYWORD_ONLY:
+            named[name] = value
+        else:
+            positional.append(value)
+    return tuple(positional), named
+
+
 class BuildInProgress(RuntimeError):
     """The callee is being transformed already (a recursive call)."""
 
@@ -227,7 +290,7 @@ class _CallHandle:
     def generated(self) -> Any:
         """The callee's compiled derivative, transformed again when stale."""
         gen = self._generated
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self.func):
             from srcad.transform.cache import cached
 
             options = (False, self.mode, False, self.structures)
@@ -242,11 +305,16 @@ class CallVJP(_CallHandle):
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` of the call."""
-        return self.generated().function(*self.args, *args, **self.kwargs, **kwargs)
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self.forward, *args, **kwargs)
+        args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
+        return self.generated().function(*args, **kwargs)
 
     def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
         """Gradients of the call with respect to the differentiated parameters (one
         cotangent per output the callee returns)."""
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self.backward, residuals, *cotangents)
         return self.generated().backward(residuals, *cotangents)
 
     def result_count(self) -> int | None:
@@ -268,25 +336,16 @@ class CallJVP(_CallHandle):
         self, obj: Any, wrt: tuple[int, ...], structures: tuple = (), zero_safe: bool = False
     ) -> None:
         super().__init__(obj, wrt, structures, zero_safe)
-        self.signature = inspect.signature(self.func)
+        self.signature = LiveSignature(self.func)
 
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
-        bound = self.signature.bind(*self.args, *args, **self.kwargs, **kwargs)
-        bound.apply_defaults()
-        positional: list[Any] = []
-        named: dict[str, Any] = {}
-        for name, value in bound.arguments.items():
-            kind = self.signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
-                positional.extend(value)
-            elif kind is inspect.Parameter.VAR_KEYWORD:
-                named.update(value)
-            elif kind is inspect.Parameter.KEYWORD_ONLY:
-                named[name] = value
-            else:
-                positional.append(value)
-        return self.generated().function(*positional, *tangents, **named)
+        if not recursion.inside():
+            return recursion.deep_call(self.func.__name__, self, tangents, *args, **kwargs)
+        args, kwargs = call_arguments(
+            self.func, (*self.args, *args), {**self.kwargs, **kwargs}, self.signature.get()
+        )
+        return self.generated().function(*args, *tangents, **kwargs)
 
     def __repr__(self) -> str:
         return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"

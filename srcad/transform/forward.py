@@ -18,6 +18,7 @@ from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.aliasing import viewed_name
 from srcad.transform.analyses.masking import (
     SELECTIONS,
     is_elementwise,
@@ -44,6 +45,7 @@ from srcad.transform.callsites import (
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.ops import (
     COPY,
     LIST,
@@ -75,6 +77,7 @@ class _Forward:
     activity: Activity
     xp_name: str
     updated: set[str]
+    sharing: set[str] = field(default_factory=set)
     shapes: SameShape | None = None
     tapes: set[str] = field(default_factory=set)
     tangents: dict[str, str] = field(default_factory=dict)
@@ -215,13 +218,19 @@ class _Forward:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         safe = is_elementwise(op.rule) and op.rule.name not in SELECTIONS
         tangent_stmts = self.contributions(body, name, op.label, where, safe)
-        if op.key not in (COPY, inplace.setitem, inplace.scatter) and name in self.updated:
+        if (
+            op.key not in (inplace.setitem, inplace.scatter)
+            and name in self.sharing
+            and viewed_name(stmt.value) is None
+        ):
+            # a new array that updates change in place gets a new tangent: the rule's may
+            # be (or fold to) another tangent, perhaps the caller's (``y = x * 1.0``: dx)
             # (an update itself writes into the tangent that its array's definition owns)
             tangent_stmts = self.own(tangent_stmts)
         if op.key is not COPY:
             # a tangent computed from one that an update changes in place later must stay
             # a new array, as the primal is (``a = u * 1.0`` must not fold to ``da = du``)
-            changing = {self.tangents[n] for n in self.updated if n in self.tangents}
+            changing = {self.tangents[n] for n in self.sharing if n in self.tangents}
             for tstmt in tangent_stmts:
                 if operand_names(tstmt.value) & changing:
                     setanno(tstmt, "copies", True)
@@ -360,7 +369,7 @@ class _Forward:
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         self.check_operands(rule, bound, op.label, where)
-        return [stmt, *self.contributions(body, names, op.label, where)]
+        return [stmt, *self.contributions(body, names, op.label, where), *self.own_results(names)]
 
     def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:
         """``broadcast_like(t, y)`` as ``t`` where the shape already is ``y``'s: the term is
@@ -378,13 +387,25 @@ class _Forward:
         """An array updated in place gets a tangent no other tangent shares."""
         last = stmts[-1]
         value = last.value
-        if isinstance(value, (gast.Name, gast.Call)):
+        if isinstance(value, (gast.Name, gast.Call, gast.Subscript)):
             helper = self.namer.bind_global(inplace.copied, "copied")
             last.value = build.call(helper, value)
         else:
             # a new array, as the primal's is: ``du * 1.0`` must not fold to ``du``
             setanno(last, "copies", True)
         return stmts
+
+    def own_results(self, names: list[str]) -> list[gast.stmt]:
+        """``dy = copied(dy)`` for each result updated in place later (a callee's tangent
+        may be one of the tangents it was given)."""
+        helper = self.namer.bind_global(inplace.copied, "copied")
+        return [
+            _generated(
+                build.assign(self.tangent(n), build.call(helper, build.load(self.tangent(n))))
+            )
+            for n in names
+            if n in self.sharing
+        ]
 
     def user_call(self, stmt: gast.Assign, op, where: gast.AST) -> list[gast.stmt]:
         """``y, dy = f_jvp((da,), a, b)``: the callee's own forward-mode function."""
@@ -445,7 +466,7 @@ class _Forward:
         stmt.targets = [build.tuple_(pair, gast.Store())]
         stmt.value = gast.Call(func=func, args=[tangents, *args], keywords=call.keywords)
         setanno(stmt, "pure", False)
-        return [stmt]
+        return [stmt, *self.own_results(outputs)]
 
     def masked_handle(self, handle: str, arguments: list[gast.expr]) -> str:
         """The variant of a user function's forward-mode handle that treats the tangents
@@ -507,11 +528,14 @@ def forward(
     activity = analyse_activity(body, source, local, wrt, outputs)
     annotate_purity(body, source, local)
     xp_name = namer.fresh("xp")
+    # arrays updated in place: the user's ``y[i] = v``, or generated code's setitem calls
     updated = set(getanno(tree, "inplace") or ())
+    sharing = set().union(*alias_groups(body, updated).values())
     tapes = tape_names(body, source, local)
-    stable = stable_names(body, params) - updated
+    inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
+    stable = stable_names(body, inputs) - updated
     shapes = analyse_shapes(body, source, local, frozenset(stable))
-    ctx = _Forward(source, namer, local, activity, xp_name, updated, shapes, tapes)
+    ctx = _Forward(source, namer, local, activity, xp_name, updated, sharing, shapes, tapes)
     ctx.masked = masked_tangents(body, source, local, wrt if masked else ())
     for name in wrt:
         ctx.tangent(name)

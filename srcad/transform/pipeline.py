@@ -27,14 +27,15 @@ from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.namespaces import unbind_namespaces
+from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
-from srcad.transform.rebind import rebind
+from srcad.transform.rebind import namespace_reads, rebind
 from srcad.transform.reverse import reverse
-from srcad.transform.snapshot import Snapshot
+from srcad.transform.snapshot import Snapshot, replaced, stored
 
 
 @dataclass
@@ -71,6 +72,7 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     tree = fence(tree, source)
+    tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
@@ -132,9 +134,11 @@ def transform(
         result = reverse(tree, source, namer, wrt_names, single, mode, ranks, masked)
     functions = result if isinstance(result, list) else [result]
     texts = []
+    reads = [entry for entries in source.reads.values() for entry in entries]
     for function in functions:
         optimize(function, namer)
         rebind(function, source, namer, free, numpy_only=facts is not None)
+        reads.extend(_namespace_reads(function, source, namer))
         texts.append(to_source(function))
     text = "\n".join(texts)
     if facts is not None:
@@ -148,8 +152,27 @@ def transform(
     backward = compiled[1] if len(compiled) > 1 else None
     returns_value = getanno(functions[0], "returns_value") is not False
     return Generated(
-        compiled[0], text, params, wrt_names, Snapshot(func, free), backward, returns_value
+        compiled[0], text, params, wrt_names, Snapshot(func, free, reads), backward, returns_value
     )
+
+
+def _namespace_reads(function: gast.FunctionDef, source: Source, namer: Namer) -> list:
+    """Where the NumPy and math functions the generated code calls by name are stored;
+    refused when one is not NumPy's (math's) own any more (monkeypatched)."""
+    reads = []
+    for module, attr in namespace_reads(function, namer):
+        now = replaced(module, attr)
+        if now is not None:
+            prefix = "np" if module.__name__ == "numpy" else module.__name__
+            raise source.error(
+                f"{prefix}.{attr} has been replaced (by {now!r}) since srcad was imported; "
+                f"the derivative code srcad generates here calls {prefix}.{attr} by name and "
+                "would run the replacement. Restore it, or call your function under a name "
+                "of its own",
+                source.tree,
+            )
+        reads.extend(stored(module, attr))
+    return reads
 
 
 def _specialized_for(params: list[str], facts: tuple) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from srcad.errors import NoOutputError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -129,6 +130,9 @@ class _Sweep:
     # adjoints holding an array this code made and nothing else refers to: safe to update
     # in place (``dx[i] += g`` instead of a zero array per read)
     owned: set[str] = field(default_factory=set)
+    # the operation that made an owned adjoint: kept unfolded if it is updated in place
+    # (``dy = d_out * 1.0`` must not fold to the caller's cotangent)
+    owners: dict[str, gast.stmt] = field(default_factory=dict)
     buffers: set[str] = field(default_factory=set)
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
@@ -188,11 +192,12 @@ class _Sweep:
         fresh = isinstance(value, gast.BinOp) or (
             isinstance(value, gast.Name) and value.id in self.buffers
         )
+        stmt = _generated(build.assign(adj, value))
         if fresh and name not in self.ctx.source.lists:
             self.owned.add(name)
+            self.owners[name] = stmt
         else:
             self.owned.discard(name)
-        stmt = _generated(build.assign(adj, value))
         if seed is not None:
             self.uniform[name] = (seed, stmt)
         return [stmt]
@@ -711,6 +716,9 @@ class _Sweep:
             or x not in self.ctx.activity.varied
         ):
             return None
+        owner = self.owners.get(x)
+        if owner is not None:
+            setanno(owner, "copies", True)
         g = build.load(self.adj(name))
         dx = self.adj(x)
         index = clone(bound["index"])
@@ -956,6 +964,8 @@ def reverse(
     returned = getanno(tree, "outputs")
     outputs = returned[1] if returned else [output]
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
+    # keyword-only parameters hold their values from the start too (never placeholders)
+    inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     _prepare_while_counters(body, namer)
     local = local_names(gast.FunctionDef(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
@@ -971,7 +981,7 @@ def reverse(
     updated = set(getanno(tree, "inplace") or ())
     groups = alias_groups(body, updated)
     # memory that an update changes in place is not stable, under any of its names
-    stable = stable_names(body, params) - set().union(*groups.values())
+    stable = stable_names(body, inputs) - set().union(*groups.values())
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
@@ -1021,7 +1031,7 @@ def reverse(
         prologue.append(_generated(build.assign(ctx.tape_name, build.call(tape_class)), False))
         # a name may be pushed before anything was assigned to it: push a placeholder then
         defs = definitions(body)
-        for name in sorted(plan.pushed_names - set(params)):
+        for name in sorted(plan.pushed_names - set(inputs)):
             pushed = [d for d in defs.get(name, []) if id(d.stmt) in plan.pushed]
             assigned_first = any(
                 not d.nested
@@ -1031,10 +1041,16 @@ def reverse(
             )
             if not assigned_first:
                 prologue.append(_generated(build.assign(name, build.const(None)), False))
-    if output not in stable and output in plan.pushed_names:
-        # the backward pass restores the output's variable: return the value it had
+    # arrays the backward pass restores in place (their memory, under any name)
+    restored = set().union(*groups.values()) if sweep.pushes else set()
+    if output not in stable and output in plan.pushed_names | restored:
+        # the backward pass restores the output's variable: return the value it had (in
+        # memory of its own where it is restored in place: a pullback must not change it)
         value_name = namer.fresh_temp("value")
-        forward.append(_generated(build.assign(value_name, build.load(output)), False))
+        value: gast.expr = build.load(output)
+        if output in restored:
+            value = build.call(namer.bind_global(inplace.copied, "copied"), value)
+        forward.append(_generated(build.assign(value_name, value), False))
         ret = build.ret(build.load(value_name))
     adjoint_tapes = [
         _generated(build.assign(d_tape, build.call(namer.bind_global(Tape, "Tape"))))
@@ -1045,6 +1061,17 @@ def reverse(
     new = copy.copy(tree)
     setanno(new, "xp_name", ctx.xp_name)
     value_expr: gast.expr = ret.value if not returned else clone(returned[0])
+    if returned and restored:
+        # (the same for each part of a returned tuple or pytree)
+        copies: dict[str, str] = {}
+        for node in gast.walk(value_expr):
+            if isinstance(node, gast.Name) and node.id in restored:
+                if node.id not in copies:
+                    copies[node.id] = namer.fresh_temp(f"_{node.id}_value")
+                    helper = namer.bind_global(inplace.copied, "copied")
+                    forward.append(_generated(build.assign(
+                        copies[node.id], build.call(helper, build.load(node.id)))))  # fmt: skip
+                node.id = copies[node.id]
     aux = getanno(tree, "aux")
     if aux is not None:
         value_expr = build.tuple_([ret.value, build.load(aux)])
@@ -1056,6 +1083,9 @@ def reverse(
         new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
         seed_line = _generated(build.assign(seed, build.const(1.0)))
         result = build.tuple_([value_expr, grads_expr]) if with_value else grads_expr
+        if not with_value and output not in activity.varied:
+            # a gradient returned without the value: a value that does not vary may be None
+            forward.append(_none_check(output, source, namer, ret))
         new.body = [*prologue, *forward, seed_line, *backward, build.ret(result)]
         return new
     extra = {ctx.tape_name} if sweep.pushes else set()
@@ -1079,7 +1109,7 @@ def reverse(
         if (
             name in local
             and name not in top
-            and name not in params
+            and name not in inputs
             and name not in plan.pushed_names
         ):
             # assigned only inside a branch or loop that may not run: still a residual
@@ -1149,6 +1179,15 @@ def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gas
             finish.append(_generated(build.assign(adj, exact)))
         grads.append(build.load(adj))
     return grads, finish
+
+
+def _none_check(output: str, source: Source, namer: Namer, ret: gast.stmt) -> gast.stmt:
+    """``if output is None: raise NoOutputError(...)``."""
+    error = namer.bind_global(NoOutputError, "NoOutputError")
+    message = str(source.error(f"{source.name} returned None; grad needs a scalar", ret))
+    test = gast.Compare(left=build.load(output), ops=[gast.Is()], comparators=[build.const(None)])
+    fail = gast.Raise(exc=build.call(error, build.const(message)), cause=None)
+    return _generated(gast.If(test=test, body=[fail], orelse=[]), False)
 
 
 def _namespace_line(ctx: _Context, params: list[str]) -> gast.stmt:
