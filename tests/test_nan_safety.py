@@ -480,6 +480,28 @@ def test_helpers_see_the_mask_of_their_caller():
     np.testing.assert_array_equal(j, g)
 
 
+def _recursive_root(v, n):
+    if n == 0:
+        return np.sqrt(v)
+    return _recursive_root(v, n - 1) * 1.0
+
+
+def where_of_recursive_helper(x):
+    return np.sum(np.where(x > 0, _recursive_root(x, 2), 0.0))
+
+
+def recursive_helper_of_selection(x):
+    return np.sum(_recursive_root(np.maximum(x, 0.0), 2))
+
+
+def test_recursive_helpers_see_the_mask():
+    root = np.where(TAKEN, 0.5 / np.sqrt(np.where(TAKEN, XS, 1.0)), 0.0)
+    for f in (where_of_recursive_helper, recursive_helper_of_selection):
+        np.testing.assert_allclose(srcad.grad(f)(XS), root)
+        np.testing.assert_allclose(_jacobian_by_jvp(f, XS), root)
+        np.testing.assert_array_equal(_jacobian_by_jvp(f, XS)[~TAKEN], 0.0)
+
+
 def sum_of_helper(x):
     return np.sum(_root(x))
 
