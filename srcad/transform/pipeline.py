@@ -24,6 +24,7 @@ from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions
 from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params
@@ -67,6 +68,7 @@ def normalize(
     tree = inline_local_functions(source.tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
+    lower_mutating_calls(tree, source, namer)
     tree = fence(tree, source)
     tree = desugar(tree)
     source.lists = lower_lists(tree, source, namer)

@@ -1,0 +1,234 @@
+"""Calls that change an argument in place become the in-place updates srcad differentiates;
+the rest are refused.
+
+``np.sin(y, out=y)`` becomes ``y[...] = np.sin(y)``, ``np.copyto(y, x)`` ``y[...] = x``,
+``y.fill(v)`` ``y[...] = v``, ``y.sort()`` ``y[...] = np.sort(y)``, ``np.add.at(y, i, v)``
+``y[...] = added_at(y, i, v)`` and ``y.__iadd__(v)`` ``y += v``: later passes check and
+differentiate these like the user's own ``y[i] = v`` and ``y += v``. A mutating call srcad
+cannot lower (``y.partition(k)``, ``np.put``, an unknown ``out=``, a user helper that writes
+into its argument) is an error at its line: ignoring it would give a wrong derivative.
+
+>>> import gast, numpy as np
+>>> from srcad.transform.codegen import to_source
+>>> from srcad.transform.frontend import Source
+>>> from srcad.transform.naming import Namer
+>>> tree = gast.parse("def f(x):\\n    y = x * 1.0\\n    np.sin(y, out=y)\\n    return y").body[0]
+>>> source = Source(None, tree, "f.py", 1, 0, [], {"np": np})
+>>> _ = lower_mutating_calls(tree, source, Namer.for_tree(tree))
+>>> print(to_source(tree), end="")
+def f(x):
+    y = x * 1.0
+    y[...] = np.sin(y)
+    return y
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from srcad.runtime.updates import added_at
+from srcad.transform import build
+from srcad.transform.analyses.mutators import (
+    AUGMENTED,
+    ITEM,
+    REFUSED,
+    Mutation,
+    describe,
+    mutation_of,
+)
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
+
+
+def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -> bool:
+    """Lower or refuse every call of ``tree`` that changes an argument (see module doc)."""
+    lower = _Lower(tree, source, namer)
+    tree.body = rewrite_bodies(tree.body, lower.block)
+    for stmt in all_statements(tree.body):
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, gast.Call):
+                    found = mutation_of(node, source, lower.local)
+                    if found is not None and not _harmless(found, stmt):
+                        raise source.error(lower.refusal(found, nested=node is not _call_of(stmt)), node)
+    return lower.changed
+
+
+class _Lower:
+    def __init__(self, tree: gast.FunctionDef, source: Source, namer: Namer) -> None:
+        self.source = source
+        self.namer = namer
+        self.local = local_names(tree)
+        self.params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+        self.lists = _list_names(tree)
+        self.tree = tree
+        self.changed = False
+
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            call = _call_of(stmt)
+            found = mutation_of(call, self.source, self.local) if call is not None else None
+            if found is None or not self.lowerable(found):
+                out.append(stmt)
+                continue
+            origin = getanno(stmt, "origin", stmt)
+            for new in self.lowered(stmt, found):
+                gast.copy_location(new, stmt)
+                setanno(new, "origin", origin)
+                out.append(new)
+            self.changed = True
+        return out
+
+    def lowerable(self, found: Mutation) -> bool:
+        if found.kind == REFUSED:
+            return False
+        target = found.target
+        if found.kind == AUGMENTED and isinstance(target, gast.Subscript):
+            target = target.value
+        return isinstance(target, gast.Name) and target.id in self.local and (
+            target.id not in self.lists
+        )
+
+    def lowered(self, stmt: gast.stmt, found: Mutation) -> list[gast.stmt]:
+        """The update ``found`` makes, then what the call returned bound as ``stmt`` did."""
+        target = found.target
+        detail = found.detail
+        if found.kind == AUGMENTED:
+            store = _as_store(target)
+            update: gast.stmt = gast.AugAssign(target=store, op=detail["op"](), value=detail["value"])
+            result = _as_load(target)
+        elif found.kind == ITEM:
+            store = gast.Subscript(
+                value=build.load(target.id), slice=detail["index"], ctx=gast.Store()
+            )
+            update = build.assign(store, detail["value"])
+            result = build.const(None)
+        else:
+            update = build.assign(_whole(target.id), self.new_value(target.id, detail))
+            result = detail["result"] if detail.get("result") is not None else build.const(None)
+            result = _as_load(result)
+        if isinstance(stmt, gast.Expr):
+            return [update]
+        if isinstance(stmt, gast.Return):
+            return [update, build.ret(result)]
+        return [update, gast.Assign(targets=stmt.targets, value=result, type_comment=None)]
+
+    def new_value(self, name: str, detail: dict) -> gast.expr:
+        """The whole new value of the array ``name``."""
+        if "sort" in detail:
+            args, keywords = detail["sort"]
+            return gast.Call(
+                func=self.numpy_attr("sort"), args=[build.load(name), *args], keywords=keywords
+            )
+        if "at" in detail:
+            ufunc, index, value = detail["at"]
+            if ufunc == "subtract":
+                value = gast.UnaryOp(op=gast.USub(), operand=value)
+            helper = self.namer.bind_global(added_at, "added_at")
+            self.source.namespace[helper] = added_at
+            return build.call(helper, build.load(name), index, value)
+        value = detail["value"]
+        where = detail.get("where")
+        if where is not None and not (isinstance(where, gast.Constant) and where.value is True):
+            value = build.call(self.numpy_attr("where"), where, value, build.load(name))
+        return value
+
+    def numpy_attr(self, attr: str) -> gast.expr:
+        return build.attr(build.load(_numpy_name(self.tree, self.source, self.namer)), attr)
+
+    def refusal(self, found: Mutation, nested: bool) -> str:
+        """Why ``found`` is refused."""
+        target = describe(found.target) if found.target is not None else "an argument"
+        head = f"'{found.what}' changes '{target}' in place"
+        if found.kind == REFUSED:
+            return f"'{found.what}' {found.detail['why']}"
+        if nested:
+            return f"{head} inside a larger expression; make the call a statement of its own"
+        root = found.target.value if isinstance(found.target, gast.Subscript) else found.target
+        if isinstance(root, gast.Name) and root.id in self.lists:
+            return f"{head}, which is a list; build a new list instead"
+        if isinstance(root, gast.Name) and root.id not in self.local:
+            return (
+                f"{head}, which is not a variable of the function; srcad differentiates "
+                "functions that change only arrays they make"
+            )
+        return (
+            f"{head}; srcad lowers this only when the changed array is a variable of the "
+            f"function (write v = {target}, then change v)"
+        )
+
+
+def _call_of(stmt: gast.stmt) -> gast.Call | None:
+    """The call a statement consists of: ``f(...)``, ``a = b = f(...)``, ``return f(...)``."""
+    value = None
+    if isinstance(stmt, (gast.Expr, gast.Return)):
+        value = stmt.value
+    elif isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) for t in stmt.targets):
+        value = stmt.value
+    return value if isinstance(value, gast.Call) else None
+
+
+def _harmless(found: Mutation, stmt: gast.stmt) -> bool:
+    """``s = add(s, v)`` with a helper doing ``total += v``: rebinding ``s`` to the result
+    makes the helper's in-place change (to an array) or rebinding (of a number) the same."""
+    if not found.detail.get("augmented") or not isinstance(found.target, gast.Name):
+        return False
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+        and stmt.targets[0].id == found.target.id
+    )
+
+
+def _whole(name: str) -> gast.Subscript:
+    return gast.Subscript(
+        value=build.load(name), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store()
+    )
+
+
+def _as_store(expr: gast.expr) -> gast.expr:
+    if isinstance(expr, gast.Name):
+        return build.store(expr.id)
+    return gast.Subscript(value=build.load(expr.value.id), slice=expr.slice, ctx=gast.Store())
+
+
+def _as_load(expr: gast.expr) -> gast.expr:
+    if isinstance(expr, gast.Name):
+        return build.load(expr.id)
+    if isinstance(expr, gast.Subscript):
+        return gast.Subscript(value=_as_load(expr.value), slice=expr.slice, ctx=gast.Load())
+    return expr
+
+
+def _list_names(tree: gast.FunctionDef) -> set[str]:
+    """Names bound to a list display, comprehension or ``list(...)``."""
+    found = set()
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.Assign) and isinstance(
+            stmt.value, (gast.List, gast.ListComp)
+        ) or (
+            isinstance(stmt, gast.Assign)
+            and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name)
+            and stmt.value.func.id == "list"
+        ):
+            found |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+    return found
+
+
+def _numpy_name(tree: gast.FunctionDef, source: Source, namer: Namer) -> str:
+    """A name meaning NumPy: the user's own (``np``) when the function reads one, so that
+    generated calls go through the arrays' namespace like the user's."""
+    local = local_names(tree)
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id not in local and source.lookup(node.id) is np:
+            return node.id
+    name = namer.bind_global(np, "np")
+    source.namespace[name] = np
+    return name
