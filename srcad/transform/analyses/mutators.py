@@ -87,7 +87,9 @@ def mutation_of(call: gast.Call, source: Source, local: set[str]) -> Mutation | 
     what = describe(func)
     callee = source.resolve(func, local)
     receiver, method, args = None, None, list(call.args)
-    if isinstance(func, gast.Attribute) and callee is MISSING:
+    if isinstance(func, gast.Attribute) and (
+        callee is MISSING or isinstance(getattr(callee, "__self__", None), np.ndarray)
+    ):
         receiver, method = func.value, func.attr
     elif _is_ndarray_method(callee) and args:
         receiver, method, args = args[0], callee.__name__, args[1:]
