@@ -157,6 +157,49 @@ def subtract_at(x):
     return np.sum(y * W)
 
 
+def put(x):
+    y = x * 1.0
+    np.put(y, [0], 5.0)
+    return np.sum(y * y)
+
+
+def put_repeated(x):
+    # flat indices, negative ones, values repeated in turn, the last write wins
+    y = np.zeros(4)
+    np.put(y, [0, 1, -1, 0, 2], x[:2] * x[2])
+    return np.sum(y * np.arange(1.0, 5.0)) + np.sum(y * y)
+
+
+def put_method_clip(x):
+    y = np.outer(x, W)
+    y.put([9, -7, 4], x, mode="clip")
+    return np.sum(y * y)
+
+
+def place(x):
+    y = x * 2.0
+    np.place(y, x > 0, x * x)
+    return np.sum(y * W)
+
+
+def putmask(x):
+    y = x * 2.0
+    np.putmask(y, x > 0, np.sin(x)[:2])
+    return np.sum(y * W)
+
+
+def fill_diagonal(x):
+    y = np.outer(x, x)
+    np.fill_diagonal(y, x[::-1] * 3.0)
+    return np.sum(y * np.arange(9.0).reshape(3, 3))
+
+
+def fill_diagonal_wrap(x):
+    y = np.outer(np.concatenate([x, x, x]), x)
+    np.fill_diagonal(y, x[0], wrap=True)
+    return np.sum(y * y)
+
+
 def in_loop(x):
     y = x * 1.5
     for _ in range(3):
@@ -192,7 +235,8 @@ LOWERED = [
     ufunc_out, ufunc_out_is_input, ufunc_positional_out, ufunc_out_tuple, ufunc_out_where,
     ufunc_out_result, function_out, function_positional_out, method_out, clip_out, copyto,
     copyto_where, fill_new, fill_active, sort, sort_axis, iadd, imul_result, setitem_dunder,
-    add_at, subtract_at, in_loop, in_branch, read_before_change, inactive_changed,
+    add_at, subtract_at, put, put_repeated, put_method_clip, place, putmask, fill_diagonal,
+    fill_diagonal_wrap, in_loop, in_branch, read_before_change, inactive_changed,
 ]  # fmt: skip
 
 
@@ -227,23 +271,15 @@ def test_lowered_second_order(f):
         assert "restore(" in str(error) or "in place" in str(error)
         return
     eps = 1e-5
-    numeric = np.stack([
-        (srcad.grad(f)(X + eps * u) - srcad.grad(f)(X - eps * u)) / (2 * eps) for u in np.eye(3)
-    ])
+    numeric = np.stack(
+        [(srcad.grad(f)(X + eps * u) - srcad.grad(f)(X - eps * u)) / (2 * eps) for u in np.eye(3)]
+    )
     assert np.allclose(h, numeric, rtol=1e-5, atol=1e-6)
 
 
 def test_fill_reverse():
     srcad.check_grad(fill, X.copy())
     assert np.allclose(srcad.grad(fill)(X.copy()), 2.0)
-
-
-@pytest.mark.parametrize("f", [ufunc_out, fill, sort, iadd], ids=lambda f: f.__name__)
-def test_lowered_values_and_inputs_unchanged(f):
-    x = X.copy()
-    value, _ = srcad.value_and_grad(f)(x)
-    assert value == pytest.approx(f(X.copy()))
-    assert np.array_equal(x, X)
 
 
 def test_sort_gradient_closed_form():
@@ -257,7 +293,8 @@ def test_sort_gradient_closed_form():
 def test_lowered_source_reads_as_an_update():
     for mode in ("rev", "fwd"):
         code = [
-            line for line in srcad.source(ufunc_out_is_input, mode=mode).splitlines()
+            line
+            for line in srcad.source(ufunc_out_is_input, mode=mode).splitlines()
             if not line.strip().startswith("#")
         ]
         assert not any("out=" in line for line in code)
@@ -273,27 +310,9 @@ def partition(x):
     return np.sum(y * W)
 
 
-def put(x):
-    y = x * 1.0
-    np.put(y, [0], 5.0)
-    return np.sum(y * y)
-
-
-def put_method(x):
-    y = x * 1.0
-    y.put([0], 5.0)
-    return np.sum(y * y)
-
-
-def putmask(x):
-    y = x * 1.0
-    np.putmask(y, x > 0, 0.0)
-    return np.sum(y * y)
-
-
-def fill_diagonal(x):
+def put_along_axis(x):
     y = np.outer(x, x)
-    np.fill_diagonal(y, 0.0)
+    np.put_along_axis(y, np.array([[0], [1], [2]]), 0.0, axis=1)
     return np.sum(y)
 
 
@@ -380,10 +399,7 @@ def nan_to_num_in_place(x):
 
 REFUSED = [
     (partition, "y.partition(1)", "partition"),
-    (put, "np.put(y", "np.put"),
-    (put_method, "y.put(", "y.put"),
-    (putmask, "np.putmask(", "np.putmask"),
-    (fill_diagonal, "np.fill_diagonal(", "np.fill_diagonal"),
+    (put_along_axis, "np.put_along_axis(", "np.put_along_axis"),
     (resize, "y.resize(", "y.resize"),
     (shuffle, "np.random.shuffle(", "shuffle"),
     (generator_shuffle, "rng.shuffle(", "rng.shuffle"),
@@ -412,7 +428,7 @@ def test_refused(f, text, words, mode):
             srcad.hessian(f)(X.copy())
     message = str(info.value)
     assert f":{line_of(f, text)}:" in message
-    assert words in message
+    assert words in message.splitlines()[0]  # the message, not the quoted line
     assert "^" in message
 
 
@@ -565,9 +581,9 @@ def test_helper_changing_its_argument_refused(f, text, words, mode):
             srcad.grad(f)(X.copy())
         else:
             srcad.jvp(f, (X.copy(),), (np.ones(3),))
-    message = str(info.value)
-    assert f":{line_of(f, text)}:" in message
-    assert words in message and "in place" in message
+    first = str(info.value).splitlines()[0]
+    assert f":{line_of(f, text)}:" in first
+    assert words in first and "in place" in first
 
 
 def accumulate(total, v):

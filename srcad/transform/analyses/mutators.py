@@ -38,20 +38,22 @@ _REFUSED_METHODS = {
     "itemset": "sets an element in place; write a[i] = v instead",
     "setfield": "writes a field in place",
     "setflags": "changes the array's flags in place",
-    "put": "writes elements in place; write a.flat[...] as a[np.unravel_index(i, a.shape)] "
-    "= v instead",
     "shuffle": "shuffles its argument in place; use a permutation (a[rng.permutation(n)])",
 }
 
 #: NumPy functions that change an argument in place and are not lowered: position of the
 #: changed argument, and advice
 _REFUSED_FUNCTIONS = {
-    np.put: (0, "use y[np.unravel_index(i, y.shape)] = v"),
-    np.putmask: (0, "use y = np.where(mask, values, y)"),
-    np.place: (0, "use y[mask] = values"),
-    np.fill_diagonal: (0, "use y[np.diag_indices(n)] = v"),
     np.put_along_axis: (0, "build the array with np.where or y[index] = v"),
     np.random.shuffle: (0, "use a permutation (y[np.random.permutation(n)])"),
+}
+
+#: functions writing flat positions, lowered to ``put_values``: their parameters, in order
+_PUTS = {
+    np.put: ("put", ("a", "ind", "v", "mode")),
+    np.place: ("place", ("arr", "mask", "vals")),
+    np.putmask: ("putmask", ("a", "mask", "values")),
+    np.fill_diagonal: ("diagonal", ("a", "val", "wrap")),
 }
 
 #: ``np.ufunc.at``: functional helpers that accumulate repeated indices
@@ -83,8 +85,18 @@ def describe(expr: gast.expr) -> str:
 
 def mutation_of(call: gast.Call, source: Source, local: set[str]) -> Mutation | None:
     """How ``call`` changes one of its arguments in place, or None when it does not."""
+    found = _mutation(call, source, local, _CALLEE)
+    if found is not None:  # named only now: unparsing every call would slow ordinary code
+        found.what = found.what.replace(_CALLEE, describe(call.func))
+    return found
+
+
+#: stands for the called expression in ``Mutation.what`` until one is found
+_CALLEE = "\0callee"
+
+
+def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mutation | None:
     func = call.func
-    what = describe(func)
     callee = source.resolve(func, local)
     receiver, method, args = None, None, list(call.args)
     if isinstance(func, gast.Attribute) and (
@@ -109,12 +121,25 @@ def mutation_of(call: gast.Call, source: Source, local: set[str]) -> Mutation | 
         index, advice = _REFUSED_FUNCTIONS[callee]
         target = _argument(call, index)
         return Mutation(REFUSED, target, what, {"why": f"changes its argument in place; {advice}"})
+    elif _hashable(callee) and callee in _PUTS:
+        kind, names = _PUTS[callee]
+        parts = [_argument(call, k, name) for k, name in enumerate(names)]
+        if any(part is None for part in parts[:-1]) or len(call.args) > len(names):
+            return Mutation(
+                REFUSED,
+                parts[0],
+                what,
+                {"why": "changes its argument in place (called with arguments srcad cannot read)"},
+            )
+        return Mutation(WHOLE, parts[0], what, {"put": (kind, *parts[1:]), "result": None})
     elif callee is np.copyto:
         return _copyto(call, what)
-    elif callee is np.nan_to_num and _keyword_true(call, "copy", default=True) is False:
+    elif callee is np.nan_to_num and _changes_in_place(_argument(call, 1, "copy")):
         return Mutation(
-            REFUSED, _argument(call, 0), what, {"why": "with copy=False changes its argument "
-                                               "in place; leave copy at its default"}
+            REFUSED,
+            _argument(call, 0),
+            what,
+            {"why": "with copy=False changes its argument in place; leave copy at its default"},
         )
     elif inspect.isfunction(callee) and not _is_library(callee):
         return _helper_mutation(call, callee, what)
@@ -125,14 +150,22 @@ def mutation_of(call: gast.Call, source: Source, local: set[str]) -> Mutation | 
     out = _keyword(call, "out")
     if out is not None and not _is_none(out):
         if callee is MISSING or callee is None:
-            return Mutation(REFUSED, out, what, {"why": "writes its result into 'out=' (a call "
-                                                "srcad does not know)"})
+            return Mutation(
+                REFUSED,
+                out,
+                what,
+                {"why": "writes its result into 'out=' (a call srcad does not know)"},
+            )
         return _out_lowered(call, out, what, drop=("out",))
     for kw in call.keywords:
         if kw.arg and kw.arg.startswith("overwrite_") and not _is_false(kw.value):
             target = _argument(call, 0)
-            return Mutation(REFUSED, target, what, {"why": f"with {kw.arg} may change its "
-                                                   "argument in place; leave it False"})
+            return Mutation(
+                REFUSED,
+                target,
+                what,
+                {"why": f"with {kw.arg} may change its argument in place; leave it False"},
+            )
     return None
 
 
@@ -144,18 +177,29 @@ def _method_mutation(
 ) -> Mutation | None:
     keywords = {kw.arg: kw.value for kw in call.keywords}
     if method in AUGMENTED_DUNDERS and len(args) == 1 and not keywords:
-        return Mutation(AUGMENTED, receiver, what, {"op": AUGMENTED_DUNDERS[method], "value": args[0]})
+        return Mutation(
+            AUGMENTED, receiver, what, {"op": AUGMENTED_DUNDERS[method], "value": args[0]}
+        )
     if method == "__setitem__" and len(args) == 2 and not keywords:
         return Mutation(ITEM, receiver, what, {"index": args[0], "value": args[1]})
     if method == "fill" and len(args) == 1 and not keywords:
         return Mutation(WHOLE, receiver, what, {"value": args[0], "result": None})
+    if method == "put":
+        parts = [
+            args[k] if len(args) > k else keywords.get(name)
+            for k, name in enumerate(("indices", "values", "mode"))
+        ]
+        if parts[0] is None or parts[1] is None or len(args) > 3:
+            return Mutation(REFUSED, receiver, what, {"why": "writes elements in place"})
+        return Mutation(WHOLE, receiver, what, {"put": ("put", *parts), "result": None})
     if method == "sort":
         return Mutation(WHOLE, receiver, what, {"sort": (args, call.keywords), "result": None})
     if method == "byteswap":
         inplace = args[0] if args else keywords.get("inplace")
         if inplace is not None and not _is_false(inplace):
-            return Mutation(REFUSED, receiver, what, {"why": "with inplace=True changes the "
-                                                     "array in place"})
+            return Mutation(
+                REFUSED, receiver, what, {"why": "with inplace=True changes the array in place"}
+            )
         return None
     if method == "shuffle" and args:
         return Mutation(REFUSED, args[0], what, {"why": _REFUSED_METHODS[method]})
@@ -168,9 +212,15 @@ def _method_mutation(
         return _out_lowered(call, keywords["out"], what, drop=("out",))
     if position is not None and len(args) > position:
         if len(args) > position + 1:
-            return Mutation(REFUSED, args[position], what, {"why": "writes into a positional "
-                                                           "'out' argument followed by others"})
-        new = gast.Call(func=call.func, args=call.args[: len(call.args) - 1], keywords=call.keywords)
+            return Mutation(
+                REFUSED,
+                args[position],
+                what,
+                {"why": "writes into a positional 'out' argument followed by others"},
+            )
+        new = gast.Call(
+            func=call.func, args=call.args[: len(call.args) - 1], keywords=call.keywords
+        )
         return _whole_out(args[position], new, what)
     return None
 
@@ -202,8 +252,12 @@ def _ufunc_out(call: gast.Call, ufunc: np.ufunc, what: str) -> Mutation | None:
         return None
     outs = positional or (list(out.elts) if isinstance(out, gast.Tuple) else [out])
     if ufunc.nout != 1 or len(outs) != 1:
-        return Mutation(REFUSED, outs[0], what, {"why": "writes several results through 'out'; "
-                                                "assign the results instead"})
+        return Mutation(
+            REFUSED,
+            outs[0],
+            what,
+            {"why": "writes several results through 'out'; assign the results instead"},
+        )
     new = gast.Call(
         func=call.func,
         args=call.args[: ufunc.nin],
@@ -221,15 +275,27 @@ def _ufunc_method(call: gast.Call, bound: object, what: str) -> Mutation | None:
     if name == "at":
         target = _argument(call, 0)
         if ufunc.__name__ in _AT_LOWERED and len(call.args) == 3 and not call.keywords:
-            return Mutation(WHOLE, target, what, {"at": (ufunc.__name__, call.args[1], call.args[2]),
-                                                  "result": None})
-        return Mutation(REFUSED, target, what, {"why": "updates its argument in place; only "
-                                                "np.add.at and np.subtract.at are lowered"})
+            return Mutation(
+                WHOLE,
+                target,
+                what,
+                {"at": (ufunc.__name__, call.args[1], call.args[2]), "result": None},
+            )
+        return Mutation(
+            REFUSED,
+            target,
+            what,
+            {"why": "updates its argument in place; only np.add.at and np.subtract.at are lowered"},
+        )
     position = _UFUNC_METHOD_OUT.get(name)
     if position is not None and len(call.args) > position:
         if len(call.args) > position + 1:
-            return Mutation(REFUSED, call.args[position], what, {"why": "writes into a "
-                                                                "positional 'out' argument"})
+            return Mutation(
+                REFUSED,
+                call.args[position],
+                what,
+                {"why": "writes into a positional 'out' argument"},
+            )
         new = gast.Call(func=call.func, args=call.args[:position], keywords=call.keywords)
         return _whole_out(call.args[position], new, what)
     return None
@@ -237,23 +303,39 @@ def _ufunc_method(call: gast.Call, bound: object, what: str) -> Mutation | None:
 
 def _positional_out(call: gast.Call, callee: object, what: str) -> Mutation | None:
     """``np.dot(a, b, y)``: ``out`` given by position, found through the signature."""
-    try:
-        signature = inspect.signature(callee)
-        bound = signature.bind_partial(*call.args)
-    except (TypeError, ValueError):
+    position = _out_position(callee) if _hashable(callee) else None
+    if position is None or len(call.args) <= position:
         return None
-    if "out" not in bound.arguments:
-        return None
-    names = list(bound.arguments)
-    position = names.index("out")
     out = call.args[position]
     if _is_none(out):
         return None
     if position != len(call.args) - 1:
-        return Mutation(REFUSED, out, what, {"why": "writes into a positional 'out' argument "
-                                             "followed by others; pass out= by keyword"})
+        return Mutation(
+            REFUSED,
+            out,
+            what,
+            {
+                "why": "writes into a positional 'out' argument "
+                "followed by others; pass out= by keyword"
+            },
+        )
     new = gast.Call(func=call.func, args=call.args[:position], keywords=call.keywords)
     return _whole_out(out, new, what)
+
+
+@functools.lru_cache(maxsize=1024)
+def _out_position(callee: object) -> int | None:
+    """Position of a positional ``out`` parameter of ``callee``, if it has one."""
+    try:
+        params = list(inspect.signature(callee).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for k, param in enumerate(params):
+        if param.kind in (param.VAR_POSITIONAL, param.KEYWORD_ONLY, param.VAR_KEYWORD):
+            return None
+        if param.name == "out":
+            return k
+    return None
 
 
 def _out_lowered(call: gast.Call, out: gast.expr, what: str, drop: tuple[str, ...]) -> Mutation:
@@ -288,19 +370,25 @@ def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | N
     if not changed:
         return None
     try:
-        bound = inspect.signature(callee).bind_partial(*call.args, **{
-            kw.arg: kw.value for kw in call.keywords if kw.arg is not None
-        })
+        bound = inspect.signature(callee).bind_partial(
+            *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+        )
     except TypeError:
         return None
     for name, (kind, where) in changed.items():
         arg = bound.arguments.get(name)
         if isinstance(arg, gast.AST) and _names_memory(arg):
-            return Mutation(REFUSED, arg, what, {
-                "why": f"changes its argument '{name}' in place ({where}); srcad differentiates "
-                "helpers that leave their arguments unchanged: return a new array instead",
-                "augmented": kind == AUGMENTED,
-            })
+            return Mutation(
+                REFUSED,
+                arg,
+                what,
+                {
+                    "why": f"changes its argument '{name}' in place ({where}); srcad "
+                    "differentiates helpers that leave their arguments unchanged: return a "
+                    "new array instead",
+                    "augmented": kind == AUGMENTED,
+                },
+            )
     return None
 
 
@@ -334,7 +422,9 @@ def _changed_parameters(func: object) -> dict[str, tuple[str, str]]:
         return {}
     tree = source.tree
     local = local_names(tree)
-    roots = {p: p for p in (a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs)}
+    roots = {
+        p: p for p in (a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs)
+    }
     changed: dict[str, tuple[str, str]] = {}
 
     def note(expr: gast.expr, kind: str, node: gast.AST) -> None:
@@ -392,11 +482,9 @@ def _keyword(call: gast.Call, name: str) -> gast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
-def _keyword_true(call: gast.Call, name: str, default: bool) -> bool | None:
-    value = _keyword(call, name)
-    if value is None:
-        return default
-    return value.value if isinstance(value, gast.Constant) else None
+def _changes_in_place(copy: gast.expr | None) -> bool:
+    """Whether a ``copy=`` argument may be false."""
+    return copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True)
 
 
 def _is_none(expr: gast.expr) -> bool:

@@ -24,9 +24,12 @@ def f(x):
 
 from __future__ import annotations
 
+import copy
+
 import gast
 import numpy as np
 
+from srcad.runtime.puts import diagonal_positions, put_values
 from srcad.runtime.updates import added_at
 from srcad.transform import build
 from srcad.transform.analyses.mutators import (
@@ -54,7 +57,9 @@ def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -
                 if isinstance(node, gast.Call):
                     found = mutation_of(node, source, lower.local)
                     if found is not None and not _harmless(found, stmt):
-                        raise source.error(lower.refusal(found, nested=node is not _call_of(stmt)), node)
+                        raise source.error(
+                            lower.refusal(found, nested=node is not _call_of(stmt)), node
+                        )
     return lower.changed
 
 
@@ -90,8 +95,10 @@ class _Lower:
         target = found.target
         if found.kind == AUGMENTED and isinstance(target, gast.Subscript):
             target = target.value
-        return isinstance(target, gast.Name) and target.id in self.local and (
-            target.id not in self.lists
+        return (
+            isinstance(target, gast.Name)
+            and target.id in self.local
+            and (target.id not in self.lists)
         )
 
     def lowered(self, stmt: gast.stmt, found: Mutation) -> list[gast.stmt]:
@@ -100,7 +107,9 @@ class _Lower:
         detail = found.detail
         if found.kind == AUGMENTED:
             store = _as_store(target)
-            update: gast.stmt = gast.AugAssign(target=store, op=detail["op"](), value=detail["value"])
+            update: gast.stmt = gast.AugAssign(
+                target=store, op=detail["op"](), value=detail["value"]
+            )
             result = _as_load(target)
         elif found.kind == ITEM:
             store = gast.Subscript(
@@ -125,18 +134,51 @@ class _Lower:
             return gast.Call(
                 func=self.numpy_attr("sort"), args=[build.load(name), *args], keywords=keywords
             )
+        if "put" in detail:
+            return self.put(name, *detail["put"])
         if "at" in detail:
             ufunc, index, value = detail["at"]
             if ufunc == "subtract":
                 value = gast.UnaryOp(op=gast.USub(), operand=value)
-            helper = self.namer.bind_global(added_at, "added_at")
-            self.source.namespace[helper] = added_at
-            return build.call(helper, build.load(name), index, value)
+            return build.call(self.helper(added_at, "added_at"), build.load(name), index, value)
         value = detail["value"]
         where = detail.get("where")
         if where is not None and not (isinstance(where, gast.Constant) and where.value is True):
             value = build.call(self.numpy_attr("where"), where, value, build.load(name))
         return value
+
+    def put(self, name: str, kind: str, *parts: gast.expr | None) -> gast.expr:
+        """``put_values(name, positions, values[, mode])`` for np.put and its relatives."""
+        np_ = self.numpy_attr
+        mode = None
+        if kind == "put":
+            positions, values, mode = parts
+        elif kind == "place":
+            positions, values = build.call(np_("flatnonzero"), parts[0]), parts[1]
+        elif kind == "putmask":
+            mask, values = parts
+            positions = build.call(np_("flatnonzero"), mask)
+            cycled = build.binop(
+                build.call(np_("flatnonzero"), copy.deepcopy(mask)),
+                gast.Mod(),
+                build.call(np_("size"), values),
+            )
+            values = gast.Subscript(
+                value=build.call(np_("ravel"), copy.deepcopy(values)), slice=cycled, ctx=gast.Load()
+            )
+        else:
+            value, wrap = parts
+            helper = self.helper(diagonal_positions, "diagonal_positions")
+            shape = build.call(np_("shape"), build.load(name))
+            positions = build.call(helper, shape, *([wrap] if wrap is not None else []))
+            values = value
+        args = [build.load(name), positions, values, *([mode] if mode is not None else [])]
+        return build.call(self.helper(put_values, "put_values"), *args)
+
+    def helper(self, obj: object, preferred: str) -> str:
+        name = self.namer.bind_global(obj, preferred)
+        self.source.namespace[name] = obj
+        return name
 
     def numpy_attr(self, attr: str) -> gast.expr:
         return build.attr(build.load(_numpy_name(self.tree, self.source, self.namer)), attr)
@@ -210,13 +252,15 @@ def _list_names(tree: gast.FunctionDef) -> set[str]:
     """Names bound to a list display, comprehension or ``list(...)``."""
     found = set()
     for stmt in all_statements(tree.body):
-        if isinstance(stmt, gast.Assign) and isinstance(
-            stmt.value, (gast.List, gast.ListComp)
-        ) or (
+        if (
             isinstance(stmt, gast.Assign)
-            and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name)
-            and stmt.value.func.id == "list"
+            and isinstance(stmt.value, (gast.List, gast.ListComp))
+            or (
+                isinstance(stmt, gast.Assign)
+                and isinstance(stmt.value, gast.Call)
+                and isinstance(stmt.value.func, gast.Name)
+                and stmt.value.func.id == "list"
+            )
         ):
             found |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
     return found
