@@ -200,6 +200,32 @@ def fill_diagonal_wrap(x):
     return np.sum(y * y)
 
 
+def sum_out_0d(x):
+    y = np.zeros(())
+    np.sum(x * x, out=y)
+    return y * 1.0
+
+
+def unbound_sort(x):
+    y = x * 2.0
+    np.ndarray.sort(y)
+    return np.sum(y * W)
+
+
+def returned_out(x):
+    y = np.empty(3)
+    return np.multiply(x, x, out=y)[1] * 2.0
+
+
+def in_while(x):
+    y = x * 2.0
+    k = 0
+    while k < 2:
+        np.tanh(y, out=y)
+        k += 1
+    return np.sum(y * W)
+
+
 def in_loop(x):
     y = x * 1.5
     for _ in range(3):
@@ -236,7 +262,8 @@ LOWERED = [
     ufunc_out_result, function_out, function_positional_out, method_out, clip_out, copyto,
     copyto_where, fill_new, fill_active, sort, sort_axis, iadd, imul_result, setitem_dunder,
     add_at, subtract_at, put, put_repeated, put_method_clip, place, putmask, fill_diagonal,
-    fill_diagonal_wrap, in_loop, in_branch, read_before_change, inactive_changed,
+    fill_diagonal_wrap, sum_out_0d, unbound_sort, in_while, in_loop, in_branch,
+    read_before_change, inactive_changed,
 ]  # fmt: skip
 
 
@@ -275,6 +302,18 @@ def test_lowered_second_order(f):
         [(srcad.grad(f)(X + eps * u) - srcad.grad(f)(X - eps * u)) / (2 * eps) for u in np.eye(3)]
     )
     assert np.allclose(h, numeric, rtol=1e-5, atol=1e-6)
+
+
+def return_out(x):
+    y = np.empty(3)
+    z = np.multiply(x, 2.0, out=y)
+    return np.sum(z * y)
+
+
+def test_out_result_aliases_the_target():
+    srcad.check_grad(return_out, X.copy(), modes=("rev",))
+    check_forward(return_out, X.copy())
+    assert np.allclose(srcad.grad(return_out)(X.copy()), 8.0 * X)
 
 
 def test_fill_reverse():
@@ -397,7 +436,21 @@ def nan_to_num_in_place(x):
     return np.sum(y)
 
 
+def list_sort(x):
+    xs = [x[0], x[1]]
+    xs.sort()
+    return xs[0]
+
+
+def ufunc_reduce_out(x):
+    y = np.empty(())
+    np.add.reduce(x * x, 0, None, y)
+    return y * 1.0
+
+
 REFUSED = [
+    (list_sort, "xs.sort()", "list"),
+    (ufunc_reduce_out, "np.add.reduce(", "rule for ufunc.reduce"),
     (partition, "y.partition(1)", "partition"),
     (put_along_axis, "np.put_along_axis(", "np.put_along_axis"),
     (resize, "y.resize(", "y.resize"),
@@ -470,7 +523,24 @@ def real_view_fill(x):
     return np.sum(y * x)
 
 
-ALIASED = [alias_fill, view_fill, transpose_sort, reshape_out, real_view_fill]
+def copyto_alias(x):
+    y = x * 2.0
+    v = y
+    np.copyto(v, x * x)
+    return np.sum(y * W)
+
+
+def view_read_after_fill(x):
+    y = x * 2.0
+    v = y[1:]
+    y.fill(0.0)
+    return np.sum(v * x[1:])
+
+
+ALIASED = [
+    alias_fill, view_fill, transpose_sort, reshape_out, real_view_fill, copyto_alias,
+    view_read_after_fill,
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
@@ -562,7 +632,17 @@ def helper_on_slice(x):
     return np.sum(y * y)
 
 
+fill_lambda = lambda a: a.fill(0.0)  # noqa: E731
+
+
+def helper_lambda(x):
+    y = x * 2.0
+    fill_lambda(y)
+    return np.sum(y * x)
+
+
 HELPERS = [
+    (helper_lambda, "fill_lambda(y)", "fill_lambda"),
     (helper_item, "set_first(y)", "set_first"),
     (helper_fill, "fill_it(y)", "fill_it"),
     (helper_iadd, "add_into(y, x)", "add_into"),

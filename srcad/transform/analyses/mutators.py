@@ -218,9 +218,7 @@ def _method_mutation(
                 what,
                 {"why": "writes into a positional 'out' argument followed by others"},
             )
-        new = gast.Call(
-            func=call.func, args=call.args[: len(call.args) - 1], keywords=call.keywords
-        )
+        new = _call_like(call, args=call.args[: len(call.args) - 1], keywords=call.keywords)
         return _whole_out(args[position], new, what)
     return None
 
@@ -258,8 +256,8 @@ def _ufunc_out(call: gast.Call, ufunc: np.ufunc, what: str) -> Mutation | None:
             what,
             {"why": "writes several results through 'out'; assign the results instead"},
         )
-    new = gast.Call(
-        func=call.func,
+    new = _call_like(
+        call,
         args=call.args[: ufunc.nin],
         keywords=[kw for kw in call.keywords if kw.arg not in ("out", "where")],
     )
@@ -296,7 +294,7 @@ def _ufunc_method(call: gast.Call, bound: object, what: str) -> Mutation | None:
                 what,
                 {"why": "writes into a positional 'out' argument"},
             )
-        new = gast.Call(func=call.func, args=call.args[:position], keywords=call.keywords)
+        new = _call_like(call, args=call.args[:position], keywords=call.keywords)
         return _whole_out(call.args[position], new, what)
     return None
 
@@ -319,7 +317,7 @@ def _positional_out(call: gast.Call, callee: object, what: str) -> Mutation | No
                 "followed by others; pass out= by keyword"
             },
         )
-    new = gast.Call(func=call.func, args=call.args[:position], keywords=call.keywords)
+    new = _call_like(call, args=call.args[:position], keywords=call.keywords)
     return _whole_out(out, new, what)
 
 
@@ -343,10 +341,15 @@ def _out_lowered(call: gast.Call, out: gast.expr, what: str, drop: tuple[str, ..
         if len(out.elts) != 1:
             return Mutation(REFUSED, out, what, {"why": "writes several results through 'out'"})
         out = out.elts[0]
-    new = gast.Call(
-        func=call.func, args=call.args, keywords=[kw for kw in call.keywords if kw.arg not in drop]
+    new = _call_like(
+        call, args=call.args, keywords=[kw for kw in call.keywords if kw.arg not in drop]
     )
     return _whole_out(out, new, what)
+
+
+def _call_like(call: gast.Call, args: list, keywords: list) -> gast.Call:
+    """``call``'s callee with other arguments, at ``call``'s place in the source."""
+    return gast.copy_location(gast.Call(func=call.func, args=args, keywords=keywords), call)
 
 
 def _whole_out(out: gast.expr, new: gast.Call, what: str) -> Mutation:

@@ -83,6 +83,9 @@ class _Lower:
                 continue
             origin = getanno(stmt, "origin", stmt)
             for new in self.lowered(stmt, found):
+                for node in gast.walk(new):  # errors about the new parts point at the call
+                    if getattr(node, "lineno", None) is None:
+                        gast.copy_location(node, call)
                 gast.copy_location(new, stmt)
                 setanno(new, "origin", origin)
                 out.append(new)
