@@ -226,6 +226,41 @@ def in_while(x):
     return np.sum(y * W)
 
 
+def divide_fresh_out(x):
+    b = x - 0.5
+    r = np.divide(x * x, b, out=np.zeros_like(x), where=b < 0)
+    return np.sum(r * W)
+
+
+def nested_fresh_out(x):
+    return np.sum(np.multiply(x, x, out=np.empty(3)) * W)
+
+
+def slice_fill(x):
+    y = x * 2.0
+    y[1:].fill(0.5)
+    return np.sum(y * y)
+
+
+def slice_out(x):
+    y = np.zeros(5)
+    np.multiply(x, x, out=y[1:4])
+    return np.sum(y * np.arange(5.0))
+
+
+def rows_sorted(x):
+    y = np.outer(x, W[::-1])
+    for i in range(3):
+        y[i].sort()
+    return np.sum(y * np.arange(9.0).reshape(3, 3))
+
+
+def slice_iadd(x):
+    y = x * 2.0
+    y[:2].__iadd__(x[1:])
+    return np.sum(y * y)
+
+
 def in_loop(x):
     y = x * 1.5
     for _ in range(3):
@@ -262,7 +297,8 @@ LOWERED = [
     ufunc_out_result, function_out, function_positional_out, method_out, clip_out, copyto,
     copyto_where, fill_new, fill_active, sort, sort_axis, iadd, imul_result, setitem_dunder,
     add_at, subtract_at, put, put_repeated, put_method_clip, place, putmask, fill_diagonal,
-    fill_diagonal_wrap, sum_out_0d, unbound_sort, in_while, in_loop, in_branch,
+    fill_diagonal_wrap, sum_out_0d, unbound_sort, divide_fresh_out, nested_fresh_out,
+    slice_fill, slice_out, rows_sorted, slice_iadd, in_while, in_loop, in_branch,
     read_before_change, inactive_changed,
 ]  # fmt: skip
 
@@ -413,7 +449,7 @@ def nested_out(x):
 
 def fill_through_subscript(x):
     y = np.outer(x, x)
-    y[0].fill(1.0)
+    y[[0, 1]].fill(1.0)  # changes a copy
     return np.sum(y)
 
 
@@ -448,7 +484,14 @@ def ufunc_reduce_out(x):
     return y * 1.0
 
 
+def fancy_iadd(x):
+    y = x * 2.0
+    y[[0, 1]].__iadd__(x[1:])  # changes a copy
+    return np.sum(y * y)
+
+
 REFUSED = [
+    (fancy_iadd, "y[[0, 1]].__iadd__(", "advanced index"),
     (list_sort, "xs.sort()", "list"),
     (ufunc_reduce_out, "np.add.reduce(", "rule for ufunc.reduce"),
     (partition, "y.partition(1)", "partition"),
@@ -462,7 +505,7 @@ REFUSED = [
     (multiply_at, "np.multiply.at(", "np.multiply.at"),
     (several_outs, "np.divmod(", "np.divmod"),
     (nested_out, "np.multiply(x, 2.0, out=y)", "larger expression"),
-    (fill_through_subscript, "y[0].fill(", "y[0].fill"),
+    (fill_through_subscript, "y[[0, 1]].fill(", "y[[0, 1]].fill"),
     (changes_argument, "np.sin(x, out=x)", "argument"),
     (changes_global, "BUFFER.fill(", "BUFFER"),
     (nan_to_num_in_place, "np.nan_to_num(", "copy=False"),

@@ -25,6 +25,7 @@ def f(x):
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import gast
 import numpy as np
@@ -50,6 +51,7 @@ from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bo
 def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -> bool:
     """Lower or refuse every call of ``tree`` that changes an argument (see module doc)."""
     lower = _Lower(tree, source, namer)
+    lower.visit(tree)
     tree.body = rewrite_bodies(tree.body, lower.block)
     for stmt in all_statements(tree.body):
         for part in own_parts(stmt):
@@ -63,15 +65,31 @@ def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -
     return lower.changed
 
 
-class _Lower:
+class _Lower(gast.NodeTransformer):
     def __init__(self, tree: gast.FunctionDef, source: Source, namer: Namer) -> None:
         self.source = source
         self.namer = namer
         self.local = local_names(tree)
-        self.params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
         self.lists = _list_names(tree)
+        self.counters = _range_counters(tree)
         self.tree = tree
         self.changed = False
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        """``f(a, out=np.zeros_like(a), where=m)``: the result goes into a new array no
+        other name sees, so the call is just its value, ``np.where(m, f(a), ...)``."""
+        self.generic_visit(node)
+        found = mutation_of(node, self.source, self.local)
+        if found is None or found.kind == REFUSED or "value" not in found.detail:
+            return node
+        if found.detail.get("result") is None or not _fresh(found.target, self.source, self.local):
+            return node
+        self.changed = True
+        value = self.new_value(lambda: found.target, found.detail)
+        for part in gast.walk(value):
+            if getattr(part, "lineno", None) is None:
+                gast.copy_location(part, node)
+        return value
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -96,13 +114,30 @@ class _Lower:
         if found.kind == REFUSED:
             return False
         target = found.target
-        if found.kind == AUGMENTED and isinstance(target, gast.Subscript):
+        if found.kind != ITEM and isinstance(target, gast.Subscript):
+            # a view (y[1:], y[i] in a loop over a range): the update writes into y there; an
+            # advanced index would have changed a copy, not y
+            if not self.basic_index(target.slice):
+                return False
             target = target.value
         return (
             isinstance(target, gast.Name)
             and target.id in self.local
             and (target.id not in self.lists)
         )
+
+    def basic_index(self, index: gast.expr) -> bool:
+        """An index that gives a view: slices, integer constants, ``...``, ``None`` and
+        counters of loops over a range."""
+        if isinstance(index, gast.Tuple):
+            return all(self.basic_index(part) for part in index.elts)
+        if isinstance(index, gast.Slice):
+            return True
+        if isinstance(index, gast.Constant):
+            return index.value is None or index.value is Ellipsis or type(index.value) is int
+        if isinstance(index, gast.UnaryOp) and isinstance(index.operand, gast.Constant):
+            return type(index.operand.value) is int
+        return isinstance(index, gast.Name) and index.id in self.counters
 
     def lowered(self, stmt: gast.stmt, found: Mutation) -> list[gast.stmt]:
         """The update ``found`` makes, then what the call returned bound as ``stmt`` did."""
@@ -121,7 +156,9 @@ class _Lower:
             update = build.assign(store, detail["value"])
             result = build.const(None)
         else:
-            update = build.assign(_whole(target.id), self.new_value(target.id, detail))
+            update = build.assign(
+                _store_all(target), self.new_value(lambda: _as_load(target), detail)
+            )
             result = detail["result"] if detail.get("result") is not None else build.const(None)
             result = _as_load(result)
         if isinstance(stmt, gast.Expr):
@@ -130,27 +167,29 @@ class _Lower:
             return [update, build.ret(result)]
         return [update, gast.Assign(targets=stmt.targets, value=result, type_comment=None)]
 
-    def new_value(self, name: str, detail: dict) -> gast.expr:
-        """The whole new value of the array ``name``."""
+    def new_value(self, current: Callable[[], gast.expr], detail: dict) -> gast.expr:
+        """The whole new value of the changed array; ``current()`` reads its value now."""
         if "sort" in detail:
             args, keywords = detail["sort"]
             return gast.Call(
-                func=self.numpy_attr("sort"), args=[build.load(name), *args], keywords=keywords
+                func=self.numpy_attr("sort"), args=[current(), *args], keywords=keywords
             )
         if "put" in detail:
-            return self.put(name, *detail["put"])
+            return self.put(current, *detail["put"])
         if "at" in detail:
             ufunc, index, value = detail["at"]
             if ufunc == "subtract":
                 value = gast.UnaryOp(op=gast.USub(), operand=value)
-            return build.call(self.helper(added_at, "added_at"), build.load(name), index, value)
+            return build.call(self.helper(added_at, "added_at"), current(), index, value)
         value = detail["value"]
         where = detail.get("where")
         if where is not None and not (isinstance(where, gast.Constant) and where.value is True):
-            value = build.call(self.numpy_attr("where"), where, value, build.load(name))
+            value = build.call(self.numpy_attr("where"), where, value, current())
         return value
 
-    def put(self, name: str, kind: str, *parts: gast.expr | None) -> gast.expr:
+    def put(
+        self, current: Callable[[], gast.expr], kind: str, *parts: gast.expr | None
+    ) -> gast.expr:
         """``put_values(name, positions, values[, mode])`` for np.put and its relatives."""
         np_ = self.numpy_attr
         mode = None
@@ -172,10 +211,10 @@ class _Lower:
         else:
             value, wrap = parts
             helper = self.helper(diagonal_positions, "diagonal_positions")
-            shape = build.call(np_("shape"), build.load(name))
+            shape = build.call(np_("shape"), current())
             positions = build.call(helper, shape, *([wrap] if wrap is not None else []))
             values = value
-        args = [build.load(name), positions, values, *([mode] if mode is not None else [])]
+        args = [current(), positions, values, *([mode] if mode is not None else [])]
         return build.call(self.helper(put_values, "put_values"), *args)
 
     def helper(self, obj: object, preferred: str) -> str:
@@ -204,7 +243,7 @@ class _Lower:
             )
         return (
             f"{head}; srcad lowers this only when the changed array is a variable of the "
-            f"function (write v = {target}, then change v)"
+            "function or a slice of one (an advanced index would change a copy)"
         )
 
 
@@ -231,24 +270,54 @@ def _harmless(found: Mutation, stmt: gast.stmt) -> bool:
     )
 
 
-def _whole(name: str) -> gast.Subscript:
+def _store_all(target: gast.expr) -> gast.Subscript:
+    """``y[...]`` for ``y``, ``y[1:]`` for the view ``y[1:]``: a store into all of it."""
+    if isinstance(target, gast.Subscript):
+        return gast.Subscript(
+            value=build.load(target.value.id), slice=target.slice, ctx=gast.Store()
+        )
     return gast.Subscript(
-        value=build.load(name), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store()
+        value=build.load(target.id),
+        slice=gast.Constant(value=Ellipsis, kind=None),
+        ctx=gast.Store(),
     )
 
 
-def _as_store(expr: gast.expr) -> gast.expr:
-    if isinstance(expr, gast.Name):
-        return build.store(expr.id)
-    return gast.Subscript(value=build.load(expr.value.id), slice=expr.slice, ctx=gast.Store())
+#: calls that return a new array: an ``out=`` into one changes nothing anyone else sees
+_CREATORS = {
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.copy, np.array,
+}  # fmt: skip
 
 
-def _as_load(expr: gast.expr) -> gast.expr:
-    if isinstance(expr, gast.Name):
-        return build.load(expr.id)
-    if isinstance(expr, gast.Subscript):
-        return gast.Subscript(value=_as_load(expr.value), slice=expr.slice, ctx=gast.Load())
-    return expr
+def _fresh(target: gast.expr, source: Source, local: set[str]) -> bool:
+    """Whether ``target`` makes a new array (``np.zeros_like(a)``, ``a.copy()``)."""
+    if not isinstance(target, gast.Call):
+        return False
+    func = target.func
+    if isinstance(func, gast.Attribute) and func.attr == "copy" and not target.args:
+        return True
+    callee = source.resolve(func, local)
+    return any(callee is creator for creator in _CREATORS)
+
+
+def _range_counters(tree: gast.FunctionDef) -> set[str]:
+    """Names only ever bound as the counter of a loop over ``range(...)`` (integers)."""
+    counters, others, loops = set(), set(), set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            loops.add(id(node.target))
+            call = node.iter
+            is_range = (
+                isinstance(call, gast.Call)
+                and isinstance(call.func, gast.Name)
+                and call.func.id == "range"
+            )
+            (counters if is_range else others).add(node.target.id)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if id(node) not in loops:
+                others.add(node.id)
+    return counters - others
 
 
 def _list_names(tree: gast.FunctionDef) -> set[str]:
@@ -279,3 +348,17 @@ def _numpy_name(tree: gast.FunctionDef, source: Source, namer: Namer) -> str:
     name = namer.bind_global(np, "np")
     source.namespace[name] = np
     return name
+
+
+def _as_store(expr: gast.expr) -> gast.expr:
+    if isinstance(expr, gast.Name):
+        return build.store(expr.id)
+    return gast.Subscript(value=build.load(expr.value.id), slice=expr.slice, ctx=gast.Store())
+
+
+def _as_load(expr: gast.expr) -> gast.expr:
+    if isinstance(expr, gast.Name):
+        return build.load(expr.id)
+    if isinstance(expr, gast.Subscript):
+        return gast.Subscript(value=_as_load(expr.value), slice=expr.slice, ctx=gast.Load())
+    return expr
