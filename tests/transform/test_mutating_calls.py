@@ -1,6 +1,9 @@
 """Calls that change an argument in place (issue #16): lowered to in-place updates and
 differentiated in both modes, or refused at their line."""
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 
@@ -490,7 +493,21 @@ def fancy_iadd(x):
     return np.sum(y * y)
 
 
+def c_function_setitem(x):
+    y = x * 2.0
+    operator.setitem(y, 0, 5.0)
+    return np.sum(y * y)
+
+
+def c_function_iadd(x):
+    y = x * 2.0
+    operator.iadd(y, x)
+    return np.sum(y * y)
+
+
 REFUSED = [
+    (c_function_setitem, "operator.setitem(", "cannot tell whether 'operator.setitem'"),
+    (c_function_iadd, "operator.iadd(", "cannot tell whether 'operator.iadd'"),
     (fancy_iadd, "y[[0, 1]].__iadd__(", "advanced index"),
     (list_sort, "xs.sort()", "list"),
     (ufunc_reduce_out, "np.add.reduce(", "rule for ufunc.reduce"),
@@ -684,7 +701,36 @@ def helper_lambda(x):
     return np.sum(y * x)
 
 
+class Model:
+    def update(self, a):
+        a.fill(1.0)
+
+
+MODEL = Model()
+
+
+def helper_method(x):
+    y = x * 2.0
+    MODEL.update(y)
+    return np.sum(y * x)
+
+
+def set_to(a, v):
+    a[0] = v
+
+
+set_two = functools.partial(set_to, v=2.0)
+
+
+def helper_partial(x):
+    y = x * 2.0
+    set_two(y)
+    return np.sum(y * x)
+
+
 HELPERS = [
+    (helper_method, "MODEL.update(y)", "MODEL.update"),
+    (helper_partial, "set_two(y)", "set_two"),
     (helper_lambda, "fill_lambda(y)", "fill_lambda"),
     (helper_item, "set_first(y)", "set_first"),
     (helper_fill, "fill_it(y)", "fill_it"),

@@ -141,7 +141,7 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
             what,
             {"why": "with copy=False changes its argument in place; leave copy at its default"},
         )
-    elif inspect.isfunction(callee) and not _is_library(callee):
+    elif _python_function(callee) is not None:
         return _helper_mutation(call, callee, what)
     elif callee is not MISSING and _keyword(call, "out") is None:
         found = _positional_out(call, callee, what)
@@ -167,6 +167,24 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
                 {"why": f"with {kw.arg} may change its argument in place; leave it False"},
             )
     return None
+
+
+#: modules whose functions, called for their effect alone, are known not to change arrays
+#: passed to them (beyond what the table above names)
+_NO_HIDDEN_EFFECTS = {"builtins", "numpy", "math", "srcad", "cupy", "jax", "dask", "warnings"}
+
+
+def unknown_effect(call: gast.Call, source: Source, local: set[str]) -> bool:
+    """Whether ``call``, made for its effect alone, passes a variable's array to code srcad
+    cannot see into (a C extension's function), which might change it."""
+    callee = source.resolve(call.func, local)
+    if callee is MISSING or _python_function(callee) is not None:
+        return False
+    module = (getattr(callee, "__module__", None) or "").split(".")[0]
+    if module in _NO_HIDDEN_EFFECTS or isinstance(callee, (type, np.ufunc)):
+        return False
+    arguments = [*call.args, *(kw.value for kw in call.keywords)]
+    return any(_memory_name(arg) in local for arg in arguments)
 
 
 # ---- ndarray methods
@@ -368,8 +386,21 @@ def _copyto(call: gast.Call, what: str) -> Mutation:
 # ---- user helpers
 
 
+def _python_function(callee: object) -> object | None:
+    """The user's Python function a call runs: a function, a bound method's function, a
+    ``functools.partial``'s, a jitted function's Python original (``py_func``)."""
+    for attr in ("func", "__func__", "py_func", "__wrapped__"):
+        inner = getattr(callee, attr, None)
+        if inspect.isfunction(inner) and not inspect.isfunction(callee):
+            callee = inner
+            break
+    if inspect.isfunction(callee) and not _is_library(callee):
+        return callee
+    return None
+
+
 def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | None:
-    changed = changed_parameters(callee)
+    changed = changed_parameters(_python_function(callee))
     if not changed:
         return None
     try:

@@ -40,6 +40,7 @@ from srcad.transform.analyses.mutators import (
     Mutation,
     describe,
     mutation_of,
+    unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
@@ -58,6 +59,14 @@ def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -
             for node in gast.walk(part):
                 if isinstance(node, gast.Call):
                     found = mutation_of(node, source, lower.local)
+                    if found is None and node is _call_of(stmt) and isinstance(stmt, gast.Expr):
+                        if unknown_effect(node, source, lower.local):
+                            raise source.error(
+                                f"cannot tell whether '{describe(node.func)}' changes the arrays "
+                                "passed to it; srcad would ignore such a change. Use its result "
+                                "(z = f(y)) or a function srcad can read",
+                                node,
+                            )
                     if found is not None and not _harmless(found, stmt):
                         raise source.error(
                             lower.refusal(found, nested=node is not _call_of(stmt)), node
