@@ -109,9 +109,9 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
         found = _method_mutation(call, receiver, method, args, what)
         if found is not None:
             return found
-    elif isinstance(callee, np.ufunc):
+    elif _is_ufunc(callee):
         return _ufunc_out(call, callee, what)
-    elif isinstance(getattr(callee, "__self__", None), np.ufunc):
+    elif _is_ufunc(getattr(callee, "__self__", None)):
         found = _ufunc_method(call, callee, what)
         if found is not None:
             return found
@@ -249,6 +249,13 @@ def _method_out_position(method: str) -> int | None:
     except (AttributeError, TypeError, ValueError):
         return None
     return params.index("out") - 1 if "out" in params else None
+
+
+def _is_ufunc(obj: object) -> bool:
+    """A NumPy ufunc, or one of another array library (CuPy's) with the same protocol."""
+    return isinstance(obj, np.ufunc) or (
+        isinstance(getattr(obj, "nin", None), int) and isinstance(getattr(obj, "nout", None), int)
+    )
 
 
 def _is_ndarray_method(obj: object) -> bool:
@@ -427,6 +434,7 @@ def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | N
 
 
 _in_progress: set[object] = set()
+_DEPTH = 16  # helpers calling helpers: deeper chains (a library's) are not followed
 _changed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -434,8 +442,8 @@ def changed_parameters(func: object) -> dict[str, tuple[str, str]]:
     """Parameters a user function changes in place: name -> (kind, 'file:line')."""
     if func in _changed:
         return _changed[func]
-    if func in _in_progress:  # recursion: what the outer analysis finds is what it changes
-        return {}
+    if func in _in_progress or len(_in_progress) > _DEPTH:
+        return {}  # recursion: what the outer analysis finds is what it changes
     _in_progress.add(func)
     try:
         changed = _changed_parameters(func)
