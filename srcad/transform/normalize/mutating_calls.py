@@ -54,24 +54,33 @@ def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -
     lower = _Lower(tree, source, namer)
     lower.visit(tree)
     tree.body = rewrite_bodies(tree.body, lower.block)
+    _refuse_the_rest(tree, source, lower)
+    return lower.changed
+
+
+def _refuse_the_rest(tree: gast.FunctionDef, source: Source, lower: _Lower) -> None:
+    """Raise at the first call left that changes an argument, or may (a C function's)."""
     for stmt in all_statements(tree.body):
+        whole = _call_of(stmt)
         for part in own_parts(stmt):
             for node in gast.walk(part):
-                if isinstance(node, gast.Call):
-                    found = mutation_of(node, source, lower.local)
-                    if found is None and node is _call_of(stmt) and isinstance(stmt, gast.Expr):
-                        if unknown_effect(node, source, lower.local):
-                            raise source.error(
-                                f"cannot tell whether '{describe(node.func)}' changes the arrays "
-                                "passed to it; srcad would ignore such a change. Use its result "
-                                "(z = f(y)) or a function srcad can read",
-                                node,
-                            )
-                    if found is not None and not _harmless(found, stmt):
-                        raise source.error(
-                            lower.refusal(found, nested=node is not _call_of(stmt)), node
-                        )
-    return lower.changed
+                if not isinstance(node, gast.Call):
+                    continue
+                found = mutation_of(node, source, lower.local)
+                if found is not None and not _harmless(found, stmt):
+                    raise source.error(lower.refusal(found, nested=node is not whole), node)
+                if (
+                    found is None
+                    and node is whole
+                    and isinstance(stmt, gast.Expr)
+                    and unknown_effect(node, source, lower.local)
+                ):
+                    raise source.error(
+                        f"cannot tell whether '{describe(node.func)}' changes the arrays passed "
+                        "to it; srcad would ignore such a change. Use its result (z = f(y)) or "
+                        "a function srcad can read",
+                        node,
+                    )
 
 
 class _Lower(gast.NodeTransformer):
