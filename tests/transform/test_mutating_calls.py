@@ -432,6 +432,15 @@ def unknown_out(x):
     return np.sum(y * W)
 
 
+RNG = np.random.default_rng(0)
+
+
+def random_out(x):
+    y = x * 1.0
+    RNG.standard_normal(out=y)  # a global generator: out= gives the shape
+    return np.sum(y * x)
+
+
 def multiply_at(x):
     y = x * 1.0
     np.multiply.at(y, [0], 2.0)
@@ -519,6 +528,7 @@ REFUSED = [
     (byteswap_inplace, "y.byteswap(", "byteswap"),
     (setflags, "y.setflags(", "setflags"),
     (unknown_out, "rng.permuted(", "out="),
+    (random_out, "RNG.standard_normal(", "out="),
     (multiply_at, "np.multiply.at(", "np.multiply.at"),
     (several_outs, "np.divmod(", "np.divmod"),
     (nested_out, "np.multiply(x, 2.0, out=y)", "larger expression"),

@@ -143,13 +143,13 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
         )
     elif _python_function(callee) is not None:
         return _helper_mutation(call, callee, what)
-    elif callee is not MISSING and _keyword(call, "out") is None:
+    elif _keyword(call, "out") is None and _returns_what_out_gets(callee):
         found = _positional_out(call, callee, what)
         if found is not None:
             return found
     out = _keyword(call, "out")
     if out is not None and not _is_none(out):
-        if callee is MISSING or callee is None:
+        if not _returns_what_out_gets(callee):
             return Mutation(
                 REFUSED,
                 out,
@@ -249,6 +249,16 @@ def _method_out_position(method: str) -> int | None:
     except (AttributeError, TypeError, ValueError):
         return None
     return params.index("out") - 1 if "out" in params else None
+
+
+def _returns_what_out_gets(callee: object) -> bool:
+    """Whether ``callee(...)`` without ``out=`` returns what it would write there: NumPy's
+    and CuPy's functions, not their random generators (``out`` gives those the shape)."""
+    module = (
+        getattr(callee, "__module__", None) or type(getattr(callee, "__self__", None)).__module__
+    )
+    top = module.split(".")[0]
+    return top in ("numpy", "cupy", "cupyx") and ".random" not in module
 
 
 def _is_ufunc(obj: object) -> bool:
