@@ -792,3 +792,93 @@ def helper_on_temporary(x):
 @pytest.mark.parametrize("f", [helper_rebinding, helper_on_temporary], ids=lambda f: f.__name__)
 def test_helpers_that_leave_the_caller_unchanged(f):
     srcad.check_grad(f, X.copy(), modes=("rev", "fwd"))
+
+
+# ---- out= across NumPy: every ufunc and function srcad has a rule for
+
+
+UNARY = ["sin", "cos", "tanh", "exp", "negative", "square", "sqrt", "log", "arctan", "abs"]
+BINARY = ["add", "subtract", "multiply", "divide", "power", "hypot", "arctan2"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ufunc_out(name):
+    ufunc = getattr(np, name)
+
+    def f(x):
+        y = np.empty(3)
+        ufunc(x * x + 0.5, out=y)
+        return np.sum(y * W)
+
+    srcad.check_grad(f, X.copy(), modes=("rev",))
+    check_forward(f, X.copy())
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ufunc_positional_out_is_an_input(name):
+    ufunc = getattr(np, name)
+
+    def f(x):
+        y = x * x + 0.5
+        ufunc(y, x + 2.0, y)
+        return np.sum(y * W)
+
+    srcad.check_grad(f, X.copy(), modes=("rev",))
+    check_forward(f, X.copy())
+
+
+def cumsum_out(x):
+    y = np.empty(3)
+    np.cumsum(x * x, out=y)
+    return np.sum(y * W)
+
+
+def mean_out(x):
+    a = np.outer(x, W)
+    y = np.empty(3)
+    np.mean(a, axis=1, out=y)
+    return np.sum(y * y)
+
+
+def prod_out(x):
+    a = np.outer(x, W)
+    y = np.empty(3)
+    a.prod(axis=0, out=y)
+    return np.sum(y * W)
+
+
+def method_positional_out(x):
+    a = np.outer(x, W)
+    y = np.empty(3)
+    a.max(0, y)
+    return np.sum(y * W)
+
+
+def max_out(x):
+    a = np.outer(x, W)
+    y = np.empty(3)
+    np.max(a, axis=0, out=y)
+    return np.sum(y * W)
+
+
+def matmul_out(x):
+    a = np.outer(x, W)
+    y = np.empty((3, 3))
+    np.matmul(a, a.T, out=y)
+    return np.sum(y * a)
+
+
+def take_out(x):
+    y = np.empty(2)
+    np.take(x * x, [2, 0], out=y)
+    return np.sum(y * W[:2])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [cumsum_out, mean_out, prod_out, method_positional_out, max_out, matmul_out, take_out],
+    ids=lambda f: f.__name__,
+)
+def test_function_out(f):
+    srcad.check_grad(f, X.copy(), modes=("rev",))
+    check_forward(f, X.copy())
