@@ -882,3 +882,73 @@ def take_out(x):
 def test_function_out(f):
     srcad.check_grad(f, X.copy(), modes=("rev",))
     check_forward(f, X.copy())
+
+
+# ---- helpers that return their argument: a name for the same memory through a call
+
+
+def same(a):
+    return a
+
+
+def tail(a):
+    return a[1:]
+
+
+def returned_then_filled(x):
+    y = x * 2.0
+    v = same(y)
+    v.fill(0.0)
+    return np.sum(y * x)
+
+
+def returned_view_then_set(x):
+    y = x * 2.0
+    v = tail(y)
+    v[0] = 1.0
+    return np.sum(y * x)
+
+
+def argument_returned_then_set(x):
+    v = same(x)
+    v[0] = 1.0
+    return np.sum(v * x)
+
+
+def original_changed_after(x):
+    y = x * 2.0
+    v = same(y)
+    y += x
+    return np.sum(v * x)
+
+
+RETURNED = [
+    (returned_then_filled, "v = same(y)"),
+    (returned_view_then_set, "v = tail(y)"),
+    (argument_returned_then_set, "v = same(x)"),
+    (original_changed_after, "v = same(y)"),
+]
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize("f, text", RETURNED, ids=[r[0].__name__ for r in RETURNED])
+def test_change_of_what_a_helper_returned_refused(f, text, mode):
+    with pytest.raises(srcad.TransformError) as info:
+        if mode == "rev":
+            srcad.grad(f)(X.copy())
+        else:
+            srcad.jvp(f, (X.copy(),), (np.ones(3),))
+    first = str(info.value).splitlines()[0]
+    assert f":{line_of(f, text)}:" in first
+    assert "may return the array" in first
+
+
+def returned_not_changed(x):
+    y = x * 2.0
+    v = same(y)
+    return np.sum(v * x)
+
+
+def test_what_a_helper_returned_may_be_read():
+    srcad.check_grad(returned_not_changed, X.copy(), modes=("rev",))
+    check_forward(returned_not_changed, X.copy())

@@ -443,27 +443,47 @@ def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | N
     return None
 
 
+@dataclass
+class _Summary:
+    """What a user function does to its parameters' arrays."""
+
+    #: parameter -> (kind, 'file:line') of a change in place
+    changed: dict[str, tuple[str, str]]
+    #: parameter -> 'file:line' of a return of it (or of a view of it)
+    returned: dict[str, str]
+
+
 _in_progress: set[object] = set()
 _DEPTH = 16  # helpers calling helpers: deeper chains (a library's) are not followed
-_changed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_summaries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NOTHING = _Summary({}, {})
 
 
 def changed_parameters(func: object) -> dict[str, tuple[str, str]]:
     """Parameters a user function changes in place: name -> (kind, 'file:line')."""
-    if func in _changed:
-        return _changed[func]
+    return _summary(func).changed
+
+
+def returned_parameters(func: object) -> dict[str, str]:
+    """Parameters a user function may return (or return a view of): name -> 'file:line'."""
+    return _summary(func).returned
+
+
+def _summary(func: object) -> _Summary:
+    if func in _summaries:
+        return _summaries[func]
     if func in _in_progress or len(_in_progress) > _DEPTH:
-        return {}  # recursion: what the outer analysis finds is what it changes
+        return _NOTHING  # recursion: what the outer analysis finds is what it changes
     _in_progress.add(func)
     try:
-        changed = _changed_parameters(func)
+        summary = _summarize(func)
     finally:
         _in_progress.discard(func)
-    _changed[func] = changed
-    return changed
+    _summaries[func] = summary
+    return summary
 
 
-def _changed_parameters(func: object) -> dict[str, tuple[str, str]]:
+def _summarize(func: object) -> _Summary:
     from srcad.transform.frontend import parse_function
     from srcad.transform.normalize.anf import local_names
     from srcad.transform.normalize.walk import all_statements
@@ -471,19 +491,22 @@ def _changed_parameters(func: object) -> dict[str, tuple[str, str]]:
     try:
         source = parse_function(func)
     except TransformError:
-        return {}
+        return _NOTHING
     tree = source.tree
     local = local_names(tree)
     roots = {
         p: p for p in (a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs)
     }
-    changed: dict[str, tuple[str, str]] = {}
+    summary = _Summary({}, {})
+
+    def place(node: gast.AST) -> str:
+        filename, lineno, _, _ = source.location(node)
+        return f"{filename}:{lineno}"
 
     def note(expr: gast.expr, kind: str, node: gast.AST) -> None:
         root = roots.get(_memory_name(expr) or "")
-        if root is not None and root not in changed:
-            filename, lineno, _, _ = source.location(node)
-            changed[root] = (kind, f"{filename}:{lineno}")
+        if root is not None and root not in summary.changed:
+            summary.changed[root] = (kind, place(node))
 
     for _ in range(2):  # views of views: a second pass sees names bound later in loops
         for stmt in all_statements(tree.body):
@@ -492,6 +515,10 @@ def _changed_parameters(func: object) -> dict[str, tuple[str, str]]:
                 if viewed in roots and stmt.targets[0].id not in roots:
                     roots[stmt.targets[0].id] = roots[viewed]
     for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.Return) and stmt.value is not None:
+            root = roots.get(viewed_name(stmt.value) or "")
+            if root is not None:
+                summary.returned.setdefault(root, place(stmt))
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
             for target in targets:
@@ -505,7 +532,31 @@ def _changed_parameters(func: object) -> dict[str, tuple[str, str]]:
                 if found is not None:
                     augmented = found.kind == AUGMENTED or found.detail.get("augmented")
                     note(found.target, AUGMENTED if augmented else found.kind, node)
-    return changed
+    return summary
+
+
+def returned_argument(call: gast.Call, source: Source, local: set[str]) -> tuple[str, str] | None:
+    """``(name, 'file:line')`` when ``call`` runs a user function that may return the
+    array of the variable ``name`` passed to it (or a view of it)."""
+    callee = source.resolve(call.func, local)
+    function = _python_function(callee) if callee is not MISSING else None
+    if function is None:
+        return None
+    returned = returned_parameters(function)
+    if not returned:
+        return None
+    try:
+        bound = inspect.signature(callee).bind_partial(
+            *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+        )
+    except TypeError:
+        return None
+    for name, where in returned.items():
+        arg = bound.arguments.get(name)
+        memory = _memory_name(arg) if isinstance(arg, gast.AST) else None
+        if memory in local:
+            return memory, where
+    return None
 
 
 # ---- small helpers

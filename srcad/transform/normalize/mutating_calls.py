@@ -2,11 +2,12 @@
 the rest are refused.
 
 ``np.sin(y, out=y)`` becomes ``y[...] = np.sin(y)``, ``np.copyto(y, x)`` ``y[...] = x``,
-``y.fill(v)`` ``y[...] = v``, ``y.sort()`` ``y[...] = np.sort(y)``, ``np.add.at(y, i, v)``
-``y[...] = added_at(y, i, v)`` and ``y.__iadd__(v)`` ``y += v``: later passes check and
-differentiate these like the user's own ``y[i] = v`` and ``y += v``. A mutating call srcad
-cannot lower (``y.partition(k)``, ``np.put``, an unknown ``out=``, a user helper that writes
-into its argument) is an error at its line: ignoring it would give a wrong derivative.
+``y.fill(v)`` ``y[...] = v``, ``y.sort()`` ``y[...] = np.sort(y)``, ``np.put(y, i, v)``
+``y[...] = put_values(y, i, v)``, ``np.add.at(y, i, v)`` ``y[...] = added_at(y, i, v)``
+and ``y.__iadd__(v)`` ``y += v`` (the table is analyses/mutators.py): later passes check
+and differentiate these like the user's own ``y[i] = v`` and ``y += v``. A mutating call
+srcad cannot lower (``y.partition(k)``, an unknown ``out=``, a user helper that writes into
+its argument) is an error at its line: ignoring it would give a wrong derivative.
 
 >>> import gast, numpy as np
 >>> from srcad.transform.codegen import to_source
@@ -40,6 +41,7 @@ from srcad.transform.analyses.mutators import (
     Mutation,
     describe,
     mutation_of,
+    returned_argument,
     unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
@@ -55,6 +57,7 @@ def lower_mutating_calls(tree: gast.FunctionDef, source: Source, namer: Namer) -
     lower.visit(tree)
     tree.body = rewrite_bodies(tree.body, lower.block)
     _refuse_the_rest(tree, source, lower)
+    _refuse_helper_aliases(tree, source, lower.local)
     return lower.changed
 
 
@@ -81,6 +84,34 @@ def _refuse_the_rest(tree: gast.FunctionDef, source: Source, lower: _Lower) -> N
                         "a function srcad can read",
                         node,
                     )
+
+
+def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[str]) -> None:
+    """``v = h(y)`` where ``h`` may return ``y`` itself: changing either in place changes
+    both, which the aliasing checks cannot see through the call; refuse that."""
+    changed = set()
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+            for target in stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]:
+                if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+                    changed.add(target.value.id)
+                elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
+                    changed.add(target.id)
+    for stmt in all_statements(tree.body):
+        call = _call_of(stmt)
+        if call is None or not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
+            continue
+        name = stmt.targets[0].id
+        found = returned_argument(call, source, local)
+        if found is None or found[0] == name or not {name, found[0]} & changed:
+            continue
+        argument, where = found
+        raise source.error(
+            f"'{describe(call.func)}' may return the array '{argument}' passed to it ({where}), "
+            f"and '{name if name in changed else argument}' is changed in place: both "
+            f"would change. Copy the result ({name} = {describe(call.func)}(...).copy())",
+            stmt,
+        )
 
 
 class _Lower(gast.NodeTransformer):
