@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo quickstart test fuzz lint format clean bench
+.PHONY: demo quickstart test fuzz lint format clean bench docs
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ quickstart: $(VENV)/.created
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# the documentation site, from docs/ and the docstrings, into build/site (a test builds it too)
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # gradient timings of srcad and its peers against hand-written NumPy (docs/benchmarks.md);
 # installs the peers (the `bench` extra) into the virtualenv; table + benchmarks/results/

@@ -19,12 +19,14 @@ from srcad.errors import (
     ExportError,
     NoAdjointError,
     SourceUnavailableError,
+    StaleSourceError,
     TransformError,
     UnsupportedConstructError,
 )
 from srcad.export import export
 from srcad.kernels.function import elementwise
 from srcad.testing import check_grad
+from srcad.transform.cache import set_cache_size
 
 __version__ = "0.1.0"
 
@@ -42,6 +44,7 @@ __all__ = [
     "ExportError",
     "NoAdjointError",
     "SourceUnavailableError",
+    "StaleSourceError",
     "TransformError",
     "UnsupportedConstructError",
     "check_grad",
@@ -51,6 +54,7 @@ __all__ = [
     "hvp",
     "jacobian",
     "jvp",
+    "set_cache_size",
     "source",
     "value_and_grad",
     "vjp",

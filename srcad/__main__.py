@@ -1,6 +1,6 @@
-"""Command line: ``python -m srcad show`` prints a derivative's generated source,
-``python -m srcad compile`` writes a standalone module (see srcad.export), and
-``python -m srcad ops`` lists every op srcad differentiates."""
+"""Command line (``srcad`` or ``python -m srcad``): ``show`` prints a derivative's generated
+source, ``compile`` writes a standalone module (see srcad.export), and ``ops`` lists every op
+srcad differentiates."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import argparse
 import os
 import sys
 from typing import Any
+
+import numpy as np
 
 import srcad.adjoints  # noqa: F401  (registers the rules)
 from srcad.adjoints.registry import (
@@ -18,6 +20,7 @@ from srcad.adjoints.registry import (
     registered,
     registered_tangents,
 )
+from srcad.transform.templates import stored_params
 
 _OPERATORS = {
     "Add": "a + b", "Sub": "a - b", "Mult": "a * b", "Div": "a / b", "Pow": "a ** b",
@@ -28,10 +31,17 @@ _OPERATORS = {
     "ConcatenateList": "np.concatenate(xs) (a list)", "Not": "not x", "Invert": "~x",
     "BitAnd": "a & b", "BitOr": "a | b", "BitXor": "a ^ b",
 }  # fmt: skip
-_INTERNAL = {"setitem": "x[i] = v (in place)", "append": "xs.append(v)"}
+_INTERNAL = {
+    "setitem": "x[i] = v (in place)",
+    "scatter": "x[idx] = v (in place, idx may repeat)",
+    "append": "xs.append(v)",
+}
 
 
 def _label(key: Any) -> str:
+    for name in ("r_", "c_", "s_", "index_exp"):
+        if key is getattr(np, name, None):
+            return f"np.{name}[...]"
     if isinstance(key, Method):
         return f"x.{key.name}()"
     if isinstance(key, Attribute):
@@ -47,18 +57,35 @@ def _label(key: Any) -> str:
     return prefix + name
 
 
-def op_table() -> list[tuple[str, str, str]]:
+def _internal(key: Any) -> bool:
+    """Whether ``key`` is one of srcad's own runtime helpers (rules for generated code)."""
+    if isinstance(key, (Method, Attribute, Operator)):
+        return False
+    module = getattr(key, "__module__", None) or ""
+    return module.startswith("srcad") and getattr(key, "__name__", "") not in _INTERNAL
+
+
+def op_table(internal: bool = False) -> list[tuple[str, str, str]]:
     """``(op, family, gradient)`` for every registered op, sorted by op; gradient names the
-    modes that differentiate it: reverse (grad, vjp) and forward (jvp)."""
+    modes that differentiate it: reverse (grad, vjp) and forward (jvp). srcad's own runtime
+    helpers (which generated code calls, so that it can be differentiated again) are listed
+    only with ``internal``."""
     rows = []
     adjoints, tangents = registered(), registered_tangents()
     for key in {**adjoints, **tangents}:
+        if _internal(key) and not internal:
+            continue
         family = rule_module(adjoints.get(key) or tangents[key])
         # the forward transformation builds a list literal's tangent itself, without a rule
         forward = key in tangents or key == Operator("List")
         modes = ["reverse"] * (key in adjoints) + ["forward"] * forward
-        rows.append((_label(key), family, ", ".join(modes)))
+        text = ", ".join(modes)
+        if key in adjoints and not stored_params(adjoints[key]):
+            text = "refused (an argument that varies is an error)"
+        rows.append((_label(key), family, text))
     for key in _NONDIFF:
+        if _internal(key) and not internal:
+            continue
         rows.append((_label(key), "nondiff", "none (no gradient flows)"))
     return sorted(set(rows))
 
@@ -69,10 +96,21 @@ def rule_module(rule: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m srcad")
+    from srcad import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="srcad", description="Automatic differentiation by source transformation."
+    )
+    parser.add_argument("--version", action="version", version=f"srcad {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     ops = commands.add_parser("ops", help="list every op with its gradient support")
+    ops.add_argument(
+        "names", nargs="*", help="show only ops whose name contains one of these (e.g. sin linalg)"
+    )
     ops.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ops.add_argument(
+        "--all", action="store_true", help="include srcad's own runtime helpers (srcad.*)"
+    )
     show = commands.add_parser("show", help="print the generated source of a derivative")
     show.add_argument("target", help="FILE.py:FUNCTION")
     show.add_argument("--wrt", default="0", help="parameters: indices or names, e.g. 0,1 or W,b")
@@ -80,9 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument(
         "--example",
         metavar="NAME",
-        help="a function in FILE returning example "
-        "arguments (expands dict/list arguments as for that call)",
+        help="a function in FILE returning example arguments (expands dict/list arguments as "
+        "for that call; default: example_args, if FILE defines it and a parameter needs it)",
     )
+    show.add_argument("--no-example", action="store_true", help="show without examples")
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     build = commands.add_parser(
         "compile", help="write a function and its derivatives as a standalone module"
@@ -98,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--no-example", action="store_true", help="compile without examples")
     args = parser.parse_args(argv)
     if args.command == "ops":
-        _print_ops(args.markdown)
-        return 0
+        return _quiet_on_closed_pipe(_print_ops, args.markdown, args.names, args.all)
     from srcad.errors import TransformError
     from srcad.loading import LoadError
 
@@ -112,8 +150,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _print_ops(markdown: bool) -> None:
-    rows = op_table()
+def _quiet_on_closed_pipe(write: Any, *args: Any) -> int:
+    """Run ``write``; a reader that closed the pipe early (``srcad ops | head``) is no error."""
+    try:
+        status = write(*args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at devnull so that flush cannot fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return status
+
+
+def _print_ops(markdown: bool, names: list[str], internal: bool) -> int:
+    """Print the op table (filtered by ``names``); 1 when no op matches, as grep does."""
+    wanted = [name.lower() for name in names]
+    rows = [
+        row
+        for row in op_table(internal)
+        if not wanted or any(name in row[0].lower() for name in wanted)
+    ]
+    if not rows:
+        print(f"no op matches {' '.join(names)}", file=sys.stderr)
+        return 1
     if markdown:
         print("| op | family | gradient |")
         print("| --- | --- | --- |")
@@ -121,22 +181,33 @@ def _print_ops(markdown: bool) -> None:
             print(f"| `{op}` | {family} | {grad} |")
     else:
         width = max(len(op) for op, _, _ in rows)
+        family_width = max(len(family) for _, family, _ in rows)
         for op, family, grad in rows:
-            print(f"{op.ljust(width)}  {family:12}  {grad}")
+            print(f"{op.ljust(width)}  {family.ljust(family_width)}  {grad}")
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     from srcad import api
+    from srcad.errors import UnknownStructureError
     from srcad.highlight import highlight
     from srcad.loading import load_target
     from srcad.show import source_of
 
     module, func = load_target(args.target)
-    example = _example(module, args.example, required=args.example is not None)
+    example = _example(module, args.example, required=True) if args.example else None
     if isinstance(func, api._Derivative):
         text = api.source(func)
     else:
-        text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
+        try:
+            text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
+        except UnknownStructureError:
+            # as compile does: a pytree parameter takes its structure from example_args,
+            # which the file may define for another function, so only when it is needed
+            example = None if args.no_example else _example(module, "example_args", False)
+            if args.example or example is None:
+                raise
+            text = source_of(func, _parse_wrt(args.wrt), args.mode, example)
     color = args.color == "always" or (
         args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     )

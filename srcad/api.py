@@ -16,7 +16,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.transform.cache import cached
-from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP, LiveSignature
 from srcad.transform.codegen import compile_source
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
@@ -166,10 +166,12 @@ class _Derivative:
         self._specialized: dict[tuple, Generated] = {}
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
         self._last: Generated | None = None
-        self._signature = inspect.signature(func)
-        params = self._signature.parameters.values()
+        # the function transformed, when it is this one (its snapshot checks it fastest)
+        self._target = func if inspect.isfunction(func) and _plain(func) is func else None
+        self._signature = LiveSignature(func)
+        params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
-        self._arity = len(self._signature.parameters) if plain else -1
+        self._arity = len(params) if plain else -1
         functools.update_wrapper(self, func, updated=())
 
     def generated(self, structures: tuple = (), args: tuple | None = None) -> Generated:
@@ -184,7 +186,7 @@ class _Derivative:
             if key is not None:
                 return self._specialize(key)
         gen = self._generated.get(structures)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             single = self._single and not structures
             func = _plain(self._func)
             gen = cached(func, self._wrt, single, "grad", self._has_aux, structures)
@@ -213,7 +215,7 @@ class _Derivative:
         gen, floats = plan
         if gen is None:
             return _SLOW  # an argument that is not differentiable: the checks say why
-        if not gen.snapshot.current():
+        if not gen.snapshot.current(self._target):
             gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
@@ -246,7 +248,7 @@ class _Derivative:
             return None, False
         facts = tuple(_NUMBER if type(k) is type else k[:2] for k in key)
         gen = self._specialized.get(facts)
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self._target):
             gen = self._specialize(facts)
         plan = self._plans[key] = (gen, all(leaf is float for leaf in leaves))
         return plan
@@ -271,7 +273,7 @@ class _Derivative:
 
     def _bound(self, args: tuple, kwargs: dict) -> list[Any]:
         """Every positional parameter's value for this call, defaults included."""
-        bound = self._signature.bind(*args, **kwargs)
+        bound = self._signature.get().bind(*args, **kwargs)
         bound.apply_defaults()
         return list(bound.arguments.values())
 
@@ -379,6 +381,8 @@ def _caller(obj: Any) -> Callable:
     """``def name(a, b=...): return obj(a, b)``, generated once per object."""
     found = _CALLERS.get(id(obj))
     if found is not None and found[0] is obj:
+        if found[1].__defaults__ is not obj.fun.__defaults__:
+            found[1].__defaults__ = obj.fun.__defaults__  # rebound since: the caller's too
         return found[1]
     fun = obj.fun
     params = _positional_params(fun)

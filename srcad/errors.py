@@ -48,5 +48,14 @@ class SourceUnavailableError(TransformError):
     """The function's source cannot be found (REPL, exec, builtins, C code)."""
 
 
+class StaleSourceError(SourceUnavailableError):
+    """The function's source file no longer holds the code Python runs (edited after import)."""
+
+
 class ExportError(TransformError):
     """Something ``srcad.export`` cannot write into a standalone module."""
+
+
+class UnknownStructureError(UnsupportedConstructError):
+    """A differentiated parameter used as a pytree (``params["W"]``) whose structure is not
+    known: no arguments or example arguments say what it holds."""

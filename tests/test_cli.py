@@ -31,6 +31,48 @@ def test_unknown_command_fails():
     assert run("nonsense").returncode != 0
 
 
+def test_version_is_the_package_version():
+    import srcad
+
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"srcad {srcad.__version__}"
+
+
+def test_ops_filters_by_name_and_hides_srcad_helpers_unless_asked():
+    rows = run("ops", "tanh", "LINALG.SOLVE").stdout.splitlines()
+    ops = {row.split()[0] for row in rows}
+    assert ops == {"np.tanh", "np.arctanh", "math.tanh", "numpy.linalg.solve"}
+    assert not any(row.startswith("srcad.") for row in run("ops").stdout.splitlines())
+    everything = run("ops", "--all").stdout.splitlines()
+    assert any(row.startswith("srcad.unbroadcast") for row in everything)
+    missing = run("ops", "no_such_op")
+    assert missing.returncode == 1 and "no op matches no_such_op" in missing.stderr
+
+
+def test_ops_survives_a_reader_that_closes_the_pipe():
+    # `srcad ops | head -1`: the reader leaves after one line; no BrokenPipeError traceback
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "srcad", "ops", "--all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    writer.stdout.readline()
+    writer.stdout.close()
+    _, err = writer.communicate()
+    assert writer.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_console_script_is_installed():
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "srcad"]
+    assert script.value == "srcad.__main__:main"
+    exe = Path(sys.executable).parent / "srcad"
+    result = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("srcad ")
+
+
 # --- show and compile ----------------------------------------------------------------------
 
 MODEL = """
@@ -196,3 +238,53 @@ def test_unwritable_output_is_a_clear_error(tmp_path):
     assert result.returncode == 1
     assert result.stderr.startswith("error: cannot write taken/out.py: ")
     assert (tmp_path / "taken").read_text() == "a file"
+
+
+def test_show_uses_example_args_when_a_parameter_needs_its_structure(tmp_path):
+    model(tmp_path)
+    result = run_in(tmp_path, "show", "model.py:mlp")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def value_and_grad_mlp(params_W, params_b, x):")
+    assert "zeros_like(params)" not in result.stdout
+
+
+def test_a_pytree_parameter_of_unknown_structure_is_refused_not_miscompiled(tmp_path):
+    # without examples, code treating params as one array (zeros_like(params),
+    # add_at(dparams, 'b', ...)) was written and crashed when run
+    model(tmp_path)
+    line = MODEL.splitlines().index("def mlp(params, x):") + 2
+    for command in (
+        ("show", "model.py:mlp", "--no-example"),
+        ("compile", "model.py:step", "-o", "out.py", "--no-example"),
+    ):
+        result = run_in(tmp_path, *command)
+        assert result.returncode == 1, result.stdout
+        assert result.stderr.startswith(f"error: {tmp_path / 'model.py'}:{line}: parameter ")
+        assert "structure is not known" in result.stderr and "--example" in result.stderr
+    assert not (tmp_path / "out.py").exists()
+
+
+def test_a_file_that_fails_to_import_is_one_line(tmp_path):
+    (tmp_path / "bad.py").write_text("import numpy as np\n\n\nraise RuntimeError('boom')\n")
+    (tmp_path / "syntax.py").write_text("def f(x:\n")
+    result = run_in(tmp_path, "show", "bad.py:f")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: cannot import bad.py: RuntimeError: boom ({tmp_path / 'bad.py'}:4)\n"
+    )
+    result = run_in(tmp_path, "compile", "syntax.py:f", "-o", "out.py")
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: cannot import syntax.py: SyntaxError: ")
+
+
+def test_module_colon_function_targets(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(MODEL)
+    result = run_in(tmp_path, "show", "pkg.model:loss", "--wrt", "b")
+    assert result.returncode == 0, result.stderr
+    assert "return (loss, db)" in result.stdout
+    missing = run_in(tmp_path, "show", "pkg.nothing:loss")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "error: no such file or module: pkg.nothing"

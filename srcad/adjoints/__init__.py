@@ -3,6 +3,7 @@
 from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     arithmetic,
     containers,
+    creation,
     decompositions,
     elementwise,
     generated,

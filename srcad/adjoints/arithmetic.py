@@ -3,7 +3,12 @@
 import numpy as np
 
 from srcad.adjoints.registry import Operator, adjoint, d, tangent, xp
-from srcad.runtime.accumulate import grad_matmul_lhs, grad_matmul_rhs, unbroadcast
+from srcad.runtime.accumulate import (
+    grad_matmul_lhs,
+    grad_matmul_rhs,
+    unbroadcast,
+    unit_if_zero,
+)
 from srcad.runtime.tangents import broadcast_like
 
 
@@ -38,8 +43,10 @@ def truediv(y, a, b):
 
 @adjoint(Operator("Pow"), np.power)
 def power(y, a, b):
-    d[a] = unbroadcast(d[y] * b * a ** (b - 1), a)
-    d[b] = unbroadcast(d[y] * y * xp.log(a), b)
+    # a ** 0 is constant (0 ** -1 would make 0 * inf); 0 ** b is too for b > 0 (log 0 would
+    # make 0 * -inf): the zeros replaced by ones keep both terms finite, and exact elsewhere
+    d[a] = unbroadcast(d[y] * b * a ** (unit_if_zero(b) - 1), a)
+    d[b] = unbroadcast(d[y] * y * xp.log(unit_if_zero(a)), b)
 
 
 @adjoint(Operator("Mod"), np.mod)
@@ -98,8 +105,8 @@ def truediv_tangent(y, a, b):
 
 @tangent(Operator("Pow"), np.power)
 def power_tangent(y, a, b):
-    d[y] = d[a] * b * a ** (b - 1)
-    d[y] = d[b] * y * xp.log(a)
+    d[y] = d[a] * b * a ** (unit_if_zero(b) - 1)
+    d[y] = d[b] * y * xp.log(unit_if_zero(a))
 
 
 @tangent(Operator("Mod"), np.mod)

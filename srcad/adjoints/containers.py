@@ -4,13 +4,20 @@ import builtins
 
 from srcad.adjoints.registry import Operator, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import unconcatenate, unstack
-from srcad.runtime.lists import append, element_gradient, pop_gradient, scatter_element, unsum
+from srcad.runtime.lists import (
+    append,
+    drop_gradient,
+    element_gradient,
+    scatter_element,
+    unsum,
+)
 
 
 @adjoint(append)
 def list_append(y, items, value):
-    d[value] = pop_gradient(d[y], value)
-    d[items] = d[y]
+    # the last gradient is taken off even when the element is a constant (no ``d[value]``)
+    d[value] = element_gradient(d[y], -1, value)
+    d[items] = drop_gradient(d[y])
 
 
 @adjoint(Operator("List"))

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
-from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.accumulate import unbroadcast, unit_if_zero
 from srcad.runtime.tangents import broadcast_like
 
 # ---- trigonometric and hyperbolic ----
@@ -170,8 +170,9 @@ def math_sqrt(y, x):
 
 @adjoint(math.pow)
 def math_pow(y, a, b):
-    d[a] = d[y] * b * math.pow(a, b - 1)
-    d[b] = d[y] * y * math.log(a)
+    # as the power operator's rule: finite at b == 0 and at a == 0
+    d[a] = d[y] * b * math.pow(a, unit_if_zero(b) - 1)
+    d[b] = d[y] * y * math.log(unit_if_zero(a))
 
 
 # ---- more elementwise functions ----
@@ -224,8 +225,9 @@ def rad2deg(y, x):
 
 @adjoint(np.hypot)
 def hypot(y, a, b):
-    d[a] = unbroadcast(d[y] * a / y, a)
-    d[b] = unbroadcast(d[y] * b / y, b)
+    # at a == b == 0 the subgradient 0 (a and b are 0 where y is)
+    d[a] = unbroadcast(d[y] * a / unit_if_zero(y), a)
+    d[b] = unbroadcast(d[y] * b / unit_if_zero(y), b)
 
 
 @adjoint(np.arctan2)
@@ -442,8 +444,8 @@ def math_sqrt_tangent(y, x):
 
 @tangent(math.pow)
 def math_pow_tangent(y, a, b):
-    d[y] = d[a] * b * math.pow(a, b - 1)
-    d[y] = d[b] * y * math.log(a)
+    d[y] = d[a] * b * math.pow(a, unit_if_zero(b) - 1)
+    d[y] = d[b] * y * math.log(unit_if_zero(a))
 
 
 @tangent(np.arcsinh)
@@ -493,8 +495,8 @@ def rad2deg_tangent(y, x):
 
 @tangent(np.hypot)
 def hypot_tangent(y, a, b):
-    d[y] = d[a] * a / y
-    d[y] = d[b] * b / y
+    d[y] = d[a] * a / unit_if_zero(y)
+    d[y] = d[b] * b / unit_if_zero(y)
 
 
 @tangent(np.arctan2)

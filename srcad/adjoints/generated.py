@@ -48,11 +48,11 @@ from srcad.runtime.higher import (
     ungrouped,
     unreduce_like,
 )
-from srcad.runtime.inplace import saved, zeroed
+from srcad.runtime.inplace import saved, surviving, zeroed
 from srcad.runtime.lists import (
     add_gradients,
+    drop_gradient,
     element_gradient,
-    pop_gradient,
     scatter_element,
     unsum,
 )
@@ -77,6 +77,19 @@ nondifferentiable(
     accumulate.inverse_axes,
     tangents.transpose_axes,
 )
+
+# ---- a safe divisor: the identity away from 0 (where it is used) ----
+
+
+@adjoint(accumulate.unit_if_zero, shape_preserving=True)
+def unit_if_zero_adjoint(r, v):
+    d[v] = d[r]
+
+
+@tangent(accumulate.unit_if_zero)
+def unit_if_zero_tangent(r, v):
+    d[r] = d[v]
+
 
 # ---- undoing broadcasting and reductions ----
 
@@ -159,6 +172,17 @@ def zeroed_adjoint(y, g, index):
 @tangent(zeroed, static=("index",))
 def zeroed_tangent(y, g, index):
     d[y] = zeroed(d[g], index)
+
+
+# keeping the writes that survive is a mask: its own adjoint
+@adjoint(surviving, static=("index", "like"))
+def surviving_adjoint(y, values, index, like):
+    d[values] = surviving(d[y], index, like)
+
+
+@tangent(surviving, static=("index", "like"))
+def surviving_tangent(y, values, index, like):
+    d[y] = surviving(d[values], index, like)
 
 
 @adjoint(inplace.copied)
@@ -614,14 +638,14 @@ def resum_tangent(y, gs, g):
     d[y] = resum(d[gs], g)
 
 
-# pop_gradient takes the last element off the list it is given; the tangent list is popped
-# alongside. It has no adjoint: reverse mode would need the position popped, which the
-# list's final length no longer tells.
+# drop_gradient takes the last element off the list it is given; the tangent list is
+# dropped alongside. It has no adjoint: reverse mode would need the element dropped, which
+# the list no longer holds.
 
 
-@tangent(pop_gradient, static=("like",))
-def pop_gradient_tangent(y, grads, like):
-    d[y] = pop_gradient(d[grads], like)
+@tangent(drop_gradient)
+def drop_gradient_tangent(y, grads):
+    d[y] = drop_gradient(d[grads])
 
 
 @adjoint(accumulate.cast_gradient, static=("like", "other"))

@@ -4,7 +4,7 @@ import numpy as np
 
 from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import add_at, along_axis_index, unbroadcast
-from srcad.runtime.inplace import setitem, zeroed
+from srcad.runtime.inplace import scatter, setitem, surviving, zeroed
 from srcad.runtime.puts import diagonal_positions, flat_positions, put_gathered, put_values
 
 
@@ -40,6 +40,13 @@ def setitem_(y, x, index, value):
     d[x] = zeroed(d[y], index)
 
 
+@adjoint(scatter)
+def scatter_(y, x, index, value):
+    # of writes to one element only the last survives: the earlier ones get no gradient
+    d[value] = unbroadcast(surviving(d[y][index], index, d[y]), value)
+    d[x] = zeroed(d[y], index)
+
+
 # np.put and its relatives, lowered to put_values (transform/normalize/mutating_calls.py)
 @adjoint(put_values, static=("indices", "mode"))
 def put_values_adjoint(y, array, indices, values, mode="raise"):
@@ -67,6 +74,11 @@ def getitem_tangent(y, x, index):
 def setitem_tangent(y, x, index, value):
     # one contribution reading both: where one does not vary its zeros are what is written
     d[y] = setitem(d[x], index, d[value])
+
+
+@tangent(scatter)
+def scatter_tangent(y, x, index, value):
+    d[y] = scatter(d[x], index, d[value])
 
 
 @tangent(np.take_along_axis)

@@ -19,6 +19,7 @@ from srcad.runtime.accumulate import (
     keep_reduced,
     unbroadcast,
     undiagonal,
+    unit_if_zero,
 )
 from srcad.runtime.tangents import einsum_replacing
 
@@ -118,7 +119,8 @@ def det(y, a):
 def norm(y, x, *, axis=None, keepdims=False):
     # the 2-norm of vectors or Frobenius norm of matrices along axis; another ord (a
     # positional second argument included) does not fit this signature: a clear error
-    d[x] = keep_reduced(d[y] / y, x, axis, keepdims) * x
+    # a zero norm has x == 0 along the axis: the subgradient 0 there
+    d[x] = keep_reduced(d[y] / unit_if_zero(y), x, axis, keepdims) * x
 
 
 @adjoint(np.trace)
@@ -249,7 +251,7 @@ def det_tangent(y, a):
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, *, axis=None, keepdims=False):
-    d[y] = xp.sum(x * d[x], axis=axis, keepdims=keepdims) / y
+    d[y] = xp.sum(x * d[x], axis=axis, keepdims=keepdims) / unit_if_zero(y)
 
 
 @tangent(np.trace)

@@ -27,10 +27,10 @@ nondifferentiable(
     Method("any"), Method("all"), Method("nonzero"),
 )  # fmt: skip
 
-# ---- array creation: values do not depend on the inputs' values (np.full's fill value
-# does: it has a rule in shape.py) ----
+# ---- array creation from shapes alone (the fill value of np.full/full_like, the ends
+# of np.linspace and the entries of np.r_/np.c_ have rules in creation.py) ----
 nondifferentiable(
-    np.zeros, np.ones, np.empty, np.eye, np.identity, np.arange, np.linspace,
+    np.zeros, np.ones, np.empty, np.eye, np.identity,
     np.zeros_like, np.ones_like, np.empty_like,
 )  # fmt: skip
 

@@ -9,6 +9,7 @@ from srcad.runtime.accumulate import (
     extremum_share,
     prod_others,
     uncumsum,
+    unit_if_zero,
     unreduce,
 )
 
@@ -43,7 +44,8 @@ def var(y, x, axis=None, ddof=0, keepdims=False):
 @adjoint(np.std, Method("std"))
 def std(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
-    scale = d[y] / ((count(x, axis) - ddof) * y)
+    # zero spread (one element, or all equal): centred is 0 there, and so the subgradient
+    scale = d[y] / ((count(x, axis) - ddof) * unit_if_zero(y))
     d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * centred
 
 
@@ -108,7 +110,8 @@ def var_tangent(y, x, axis=None, ddof=0, keepdims=False):
 @tangent(np.std, Method("std"))
 def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
-    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / ((count(x, axis) - ddof) * y)
+    spread = (count(x, axis) - ddof) * unit_if_zero(y)
+    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / spread
 
 
 @tangent(np.cumsum, Method("cumsum"))

@@ -206,3 +206,8 @@ def registered() -> dict[Any, Rule]:
 def registered_tangents() -> dict[Any, Rule]:
     """Every registered tangent rule by key."""
     return dict(_TANGENTS)
+
+
+def nondifferentiable_ops() -> set[Any]:
+    """Every op declared to have outputs without gradient (by key)."""
+    return set(_NONDIFF)

@@ -6,6 +6,7 @@ Each helper is short and works on any array type with NumPy-style methods.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,6 +106,15 @@ def count(x: Any, axis: Any = None) -> int:
     """How many elements of ``x`` a reduction over ``axis`` combines."""
     shape = _shape(x)
     return math.prod(shape[a] for a in _normalize_axes(axis, len(shape)))
+
+
+def unit_if_zero(v: Any) -> Any:
+    """``v`` with its zeros replaced by ones: a divisor or exponent safe at a kink where the
+    factor it goes with is zero (the norm of zeros, ``x ** 0``)."""
+    if isinstance(v, numbers.Number):
+        return v if v != 0 else 1
+    xp = array_namespace(v)
+    return xp.where(v == 0, xp.asarray(1, dtype=v.dtype), v)
 
 
 def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -587,7 +597,8 @@ def cast_gradient(g: Any, like: Any, other: Any) -> Any:
 
 def joined_shape(x: Any, kind: str) -> tuple[int, ...]:
     """The shape ``x`` takes inside ``np.hstack`` (``"h"``), ``vstack`` (``"v"``),
-    ``dstack`` (``"d"``) or ``column_stack`` (``"c"``) before they concatenate."""
+    ``dstack`` (``"d"``), ``column_stack`` (``"c"``, also ``np.c_``) or ``np.r_`` (``"r"``)
+    before they concatenate."""
     shape = _shape(x)
     if kind == "v":
         return shape if len(shape) >= 2 else (1, *shape) if shape else (1, 1)
@@ -604,12 +615,22 @@ def join_axis(arrays: Sequence[Any], kind: str) -> int:
     """The axis those functions concatenate along."""
     if kind == "h":
         return 1 if len(_shape(arrays[0])) > 1 else 0
-    return {"v": 0, "d": 2, "c": 1}[kind]
+    return {"v": 0, "d": 2, "c": 1, "r": 0}[kind]
 
 
 def joined_views(arrays: Sequence[Any], kind: str) -> list[Any]:
     """Stand-ins (only their shapes are read) for the arrays as they are concatenated."""
     return [numpy.broadcast_to(numpy.zeros(()), joined_shape(x, kind)) for x in arrays]
+
+
+def linspace_weights(y: Any, num: int, endpoint: bool = True, axis: int = 0) -> Any:
+    """How far along from start to stop each sample of ``y = linspace(...)`` lies (0 to 1),
+    shaped to broadcast against ``y``."""
+    steps = max(num - 1 if endpoint else num, 1)
+    shape = [1] * len(_shape(y))
+    shape[axis] = num
+    weights = numpy.arange(num, dtype=getattr(y, "dtype", float)) / steps
+    return array_namespace(y).asarray(weights.reshape(shape))
 
 
 def piece_of(g: Any, xs: Sequence[Any], i: int, axis: int | None = 0) -> Any:

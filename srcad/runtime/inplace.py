@@ -2,13 +2,92 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy
+
+from srcad.runtime.backend import array_namespace
 
 
 def setitem(array: Any, index: Any, value: Any) -> Any:
     """``array[index] = value`` in place, returning the array (so it reads as an assignment)."""
     array[index] = value
     return array
+
+
+def scatter(array: Any, index: Any, value: Any) -> Any:
+    """:func:`setitem` for an index that may select an element more than once (integer
+    arrays): NumPy keeps the last write of a repeated element."""
+    array[index] = value
+    return array
+
+
+def surviving(values: Any, index: Any, like: Any) -> Any:
+    """``values`` (shaped like ``like[index]``) with zeros where a later position of
+    ``index`` selects the same element of ``like``: the writes a repeated index overwrote."""
+    lost = overwritten(index, tuple(like.shape))
+    if lost is None:
+        return values
+    xp = array_namespace(values, like)
+    zero = xp.zeros((), dtype=getattr(values, "dtype", like.dtype))
+    return xp.where(xp.asarray(lost), zero, values)
+
+
+def overwritten(index: Any, shape: tuple[int, ...]) -> Any:
+    """Where writing ``array[index] = v`` (``array`` of ``shape``) is overwritten by a later
+    write of the same element, as a boolean array shaped like (or broadcasting to)
+    ``array[index]``; None when ``index`` selects no element twice."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [item for item in items if not _is_basic_item(item)]
+    if not arrays or all(_is_mask(item) for item in arrays):
+        return None  # ints, slices and boolean masks select each element at most once
+    if not isinstance(index, tuple) and len(shape) >= 1:
+        # one integer array on the first axis: its entries, with negative ones wrapped
+        xp = _namespace_of_index(index)
+        lost = _not_last(xp.asarray(index) % shape[0])
+        if lost is None:
+            return None
+        return xp.reshape(lost, tuple(lost.shape) + (1,) * (len(shape) - 1))
+    xp = _namespace_of_index(index)
+    positions = xp.reshape(xp.arange(math.prod(shape)), shape)[index]
+    return _not_last(positions)
+
+
+def _not_last(positions: Any) -> Any:
+    """Where an entry of ``positions`` is repeated later (in C order); None if none is."""
+    xp = array_namespace(positions)
+    flat = xp.reshape(positions, (-1,))
+    m = flat.shape[0]
+    if m < 2:
+        return None
+    # positions in order, ties by occurrence (a unique key: no stable sort needed)
+    flat = flat.astype(numpy.int64, copy=False)
+    order = xp.argsort(flat * m + xp.arange(m))
+    ranked = flat[order]
+    repeated = ranked[:-1] == ranked[1:]
+    if not bool(xp.any(repeated)):
+        return None
+    lost = xp.zeros(m, dtype=bool)
+    lost[order[:-1][repeated]] = True
+    return xp.reshape(lost, tuple(positions.shape))
+
+
+def _is_basic_item(item: Any) -> bool:
+    return item is None or item is Ellipsis or isinstance(item, (int, slice, numpy.integer))
+
+
+def _is_mask(item: Any) -> bool:
+    if isinstance(item, list):
+        item = numpy.asarray(item)
+    return isinstance(item, bool) or getattr(getattr(item, "dtype", None), "kind", "") == "b"
+
+
+def _namespace_of_index(index: Any) -> Any:
+    """NumPy for indices on the host (ints, slices, lists, NumPy arrays), else the
+    namespace of the index arrays."""
+    items = index if isinstance(index, tuple) else (index,)
+    return array_namespace(*[item for item in items if hasattr(item, "shape")])
 
 
 def saved(array: Any, index: Any) -> Any:

@@ -17,10 +17,10 @@ def append(items: list, value: Any) -> list:
     return items
 
 
-def pop_gradient(grads: list, like: Any) -> Any:
-    """Take the last element's gradient off a list gradient (undoing an append)."""
-    g = grads.pop()
-    return zeros_like(like) if g is None else g
+def drop_gradient(grads: list) -> list:
+    """Take the last element's gradient off a list gradient (undoing an append), in place."""
+    grads.pop()
+    return grads
 
 
 def element_gradient(grads: list, index: int, like: Any) -> Any:

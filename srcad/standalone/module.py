@@ -22,6 +22,7 @@ from srcad.errors import ExportError
 from srcad.runtime import backend, exported
 from srcad.standalone import names, values
 from srcad.transform.calls import CallVJP, CustomCall, CustomVJP, MethodVJP
+from srcad.transform.freshness import check_source
 
 MISSING = object()
 
@@ -407,8 +408,10 @@ def user_source(func: Callable, label: str) -> str:
         raise ExportError(f"{label} is a lambda; export copies functions written with 'def'")
     try:
         text = textwrap.dedent(inspect.getsource(func))
+        every_line = inspect.findsource(func)[0]
     except (OSError, TypeError) as exc:
         raise ExportError(f"the source of {label} is unavailable ({exc})") from None
+    check_source(func, func.__code__.co_filename, every_line)  # the text is what runs
     tree = ast.parse(text).body[0]
     if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise ExportError(f"{label} is not defined by a 'def' statement")

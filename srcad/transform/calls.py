@@ -188,6 +188,35 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     return None
 
 
+class LiveSignature:
+    """``inspect.signature(func)``, taken again when the function's defaults change (a
+    signature copies them; calls must see ``f.__defaults__ = ...`` made afterwards)."""
+
+    def __init__(self, func: Callable) -> None:
+        self.func = func
+        self._signature: inspect.Signature | None = None
+        self._defaults: tuple = ()
+
+    def get(self) -> inspect.Signature:
+        """The signature with the function's defaults as they are now."""
+        func = self.func
+        positional = getattr(func, "__defaults__", None)
+        named = getattr(func, "__kwdefaults__", None)
+        if (
+            self._signature is None
+            or positional is not self._defaults[0]
+            or named is not self._defaults[1]
+            or (named and not _same_items(named, self._defaults[2]))
+        ):
+            self._signature = inspect.signature(func)
+            self._defaults = (positional, named, dict(named or {}))
+        return self._signature
+
+
+def _same_items(now: dict, then: dict) -> bool:
+    return len(now) == len(then) and all(then.get(k, then) is v for k, v in now.items())
+
+
 class BuildInProgress(RuntimeError):
     """The callee is being transformed already (a recursive call)."""
 
@@ -207,7 +236,7 @@ class _CallHandle:
     def generated(self) -> Any:
         """The callee's compiled derivative, transformed again when stale."""
         gen = self._generated
-        if gen is None or not gen.snapshot.current():
+        if gen is None or not gen.snapshot.current(self.func):
             from srcad.transform.cache import cached
 
             gen = self._generated = cached(
@@ -247,16 +276,17 @@ class CallJVP(_CallHandle):
 
     def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
         super().__init__(obj, wrt, structures)
-        self.signature = inspect.signature(self.func)
+        self.signature = LiveSignature(self.func)
 
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
-        bound = self.signature.bind(*self.args, *args, **self.kwargs, **kwargs)
+        signature = self.signature.get()
+        bound = signature.bind(*self.args, *args, **self.kwargs, **kwargs)
         bound.apply_defaults()
         positional: list[Any] = []
         named: dict[str, Any] = {}
         for name, value in bound.arguments.items():
-            kind = self.signature.parameters[name].kind
+            kind = signature.parameters[name].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 positional.extend(value)
             elif kind is inspect.Parameter.VAR_KEYWORD:

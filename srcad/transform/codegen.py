@@ -6,6 +6,7 @@ import ast
 import itertools
 import linecache
 import re
+import weakref
 from typing import Any
 
 import gast
@@ -45,11 +46,18 @@ def compile_source(source: str, namespace: dict[str, Any], label: str) -> dict[s
     """Compile ``source`` (one or more defs) and return the namespace that holds them.
 
     The text is registered in linecache under a unique file name so that ``inspect``,
-    tracebacks and pdb show the generated lines.
+    tracebacks and pdb show the generated lines, for as long as the compiled functions
+    live: the entry goes when their namespace is collected (evicted from the cache).
     """
     filename = f"<srcad {next(_serial)}: {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
     scope = dict(namespace)
+    scope["__srcad_lines__"] = lines = _Lines()
+    weakref.finalize(lines, linecache.cache.pop, filename, None).atexit = False
     exec(code, scope)
     return scope
+
+
+class _Lines:
+    """Lives as long as the generated functions' namespace (their ``__globals__``)."""

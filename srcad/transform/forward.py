@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.adjoints.registry import lookup_tangent
-from srcad.runtime import inplace, tangents
+from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
@@ -55,6 +55,7 @@ from srcad.transform.templates import (
     instantiate,
     result_names,
     rule_operands,
+    tangent_params,
 )
 
 
@@ -115,6 +116,12 @@ class _Forward:
         call = tape_call(stmt, self.tapes, "push")
         if call is None:
             if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
+                if _restores(stmt, self.source, self.local):
+                    raise self.source.error(
+                        "a derivative that updates arrays in place cannot be differentiated "
+                        "again yet (its backward pass restores them in place)",
+                        stmt,
+                    )
                 raise self.source.error(
                     "a call for its side effect on a differentiated value cannot be "
                     "differentiated; assign its result instead",
@@ -178,6 +185,7 @@ class _Forward:
             return [stmt, _generated(build.assign(self.tangent(name), elements))]
         rule = lookup_tangent(op.key)
         bound = rule_operands(rule, op, self.source, where, tangent=True)
+        self.check_operands(rule, bound, op.label, where)
         primal = [stmt]
         result = name
         if name in operand_names(stmt.value):
@@ -196,7 +204,7 @@ class _Forward:
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
         tangent_stmts = self.contributions(body, name, op.label, where)
-        if op.key not in (COPY, inplace.setitem) and name in self.updated:
+        if op.key not in (COPY, inplace.setitem, inplace.scatter) and name in self.updated:
             # (an update itself writes into the tangent that its array's definition owns)
             tangent_stmts = self.own(tangent_stmts)
         if op.key is not COPY:
@@ -208,7 +216,26 @@ class _Forward:
                     setanno(tstmt, "copies", True)
         if len(primal) == 2:
             return [primal[0], *tangent_stmts, primal[1]]
+        if op.key is lists.append:
+            # the append changes its list in place: the tangent reads the list before it
+            return [*tangent_stmts, *primal]
         return [*primal, *tangent_stmts]
+
+    def check_operands(self, rule, bound: dict, label: str, where: gast.AST) -> None:
+        """A located error when a varying operand's tangent would be dropped: its rule
+        reads no tangent of that parameter."""
+        read = tangent_params(rule)
+        for param, node in bound.items():
+            if (
+                param not in read
+                and param not in rule.static
+                and operand_names(node) & self.activity.varied
+            ):
+                raise self.source.error(
+                    f"the derivative of {label} with respect to its argument '{param}' is "
+                    "not implemented",
+                    where,
+                )
 
     def contributions(
         self, body: list[gast.stmt], name: str | list[str], label: str, where: gast.AST
@@ -290,6 +317,7 @@ class _Forward:
             )
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
+        self.check_operands(rule, bound, op.label, where)
         return [stmt, *self.contributions(body, names, op.label, where)]
 
     def unbroadcast_term(self, term: gast.expr, reads: list[gast.expr], summed: bool) -> gast.expr:
@@ -311,6 +339,9 @@ class _Forward:
         if isinstance(value, (gast.Name, gast.Call)):
             helper = self.namer.bind_global(inplace.copied, "copied")
             last.value = build.call(helper, value)
+        else:
+            # a new array, as the primal's is: ``du * 1.0`` must not fold to ``du``
+            setanno(last, "copies", True)
         return stmts
 
     def user_call(self, stmt: gast.Assign, op, where: gast.AST) -> list[gast.stmt]:
@@ -394,6 +425,12 @@ class _TangentReader(gast.NodeTransformer):
         if isinstance(node.value, gast.Name) and node.value.id == ADJOINT:
             return self.forward.tangent_of(node.slice)
         return self.generic_visit(node)
+
+
+def _restores(stmt: gast.Expr, source: Source, local: set[str]) -> bool:
+    """Whether ``stmt`` is generated code's ``restore(y, i, tape.pop())``."""
+    call = stmt.value
+    return isinstance(call, gast.Call) and source.resolve(call.func, local) is inplace.restore
 
 
 def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:

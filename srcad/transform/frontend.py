@@ -7,11 +7,14 @@ import inspect
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import gast
 
 from srcad.errors import SourceUnavailableError, TransformError, UnsupportedConstructError
+from srcad.transform.freshness import check_source
+from srcad.transform.snapshot import stored
 
 _MISSING = object()
 
@@ -29,6 +32,9 @@ class Source:
     namespace: dict[str, Any] = field(default_factory=dict)
     #: names of lists the function builds (set by normalization, read by classification)
     lists: set[str] = field(default_factory=set)
+    #: where each attribute the transformation resolved is stored (``helpers.loss``,
+    #: ``np.sin``), by ``(id(base), attr)``: the snapshot checks them on every call
+    reads: dict[tuple[int, str], list] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -80,7 +86,13 @@ class Source:
             base = self.resolve(expr.value, local_names)
             if base is _MISSING:
                 return _MISSING
-            return getattr(base, expr.attr, _MISSING)
+            value = getattr(base, expr.attr, _MISSING)
+            key = (id(base), expr.attr)
+            if key not in self.reads and (callable(value) or isinstance(value, ModuleType)):
+                # what is called or reached through is bound when transforming; plain
+                # values (``config.SCALE``) are read by the generated code when it runs
+                self.reads[key] = stored(base, expr.attr)
+            return value
         return _MISSING
 
 
@@ -134,7 +146,8 @@ def parse_function(func: Callable) -> Source:
     try:
         # the code's own source: inspect follows __wrapped__ for a function, which would
         # give the undecorated function's source for a functools.wraps wrapper
-        lines, first_line = inspect.getsourcelines(code)
+        every_line, start = inspect.findsource(code)
+        lines, first_line = inspect.getblock(every_line[start:]), start + 1
         filename = inspect.getsourcefile(code) or code.co_filename
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
@@ -143,6 +156,7 @@ def parse_function(func: Callable) -> Source:
             filename=code.co_filename,
             lineno=code.co_firstlineno,
         ) from None
+    check_source(func, filename, every_line)  # the text read is the code that runs
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     first = next((ln for ln in lines if ln.strip()), "")

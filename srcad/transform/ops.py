@@ -133,6 +133,9 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             return Op(COPY, [value], {}, "constant")
         return Op(Attribute(value.attr), [value.value], {}, f"attribute .{value.attr}")
     if isinstance(value, gast.Subscript):
+        trick = _index_trick(value, source, local)
+        if trick is not None:
+            return trick
         if isinstance(value.value, gast.Name) and value.value.id in source.lists:
             return Op(LIST_ITEM, [value.value, index_expression(value.slice)], {}, "list item")
         if _is_static_index(value.slice):
@@ -149,6 +152,15 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
                 if key is not None:
                     label = f"{_describe(obj, 'call')} of a list"
                     return Op(key, list(value.args), keywords, label)
+            if (
+                obj is np.einsum
+                and len(value.args) > 1
+                and isinstance(value.args[1], (gast.List, gast.Tuple))
+            ):
+                return _einsum_sublists(value.args, keywords)
+            if obj is np.linspace and _given(value, "retstep", 4):
+                # a (samples, step) pair: its rule is for the samples alone
+                return Op(UNKNOWN, list(value.args), keywords, "np.linspace with retstep")
             if lookup(obj) is None and not is_nondifferentiable(obj) and user_callee(obj):
                 label = f"call to {getattr(obj, '__qualname__', 'a user function')}"
                 return Op(USER_CALL, list(value.args), keywords, label, callee=obj)
@@ -162,6 +174,70 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
         return Op(LIST, list(value.elts), {}, "list")
     # containers and anything else: every name it reads counts, so activity sees it
     return Op(UNKNOWN, [value], {}, type(value).__name__)
+
+
+def _given(call: gast.Call, keyword: str, position: int) -> bool:
+    """Whether ``call`` passes ``keyword`` (or the argument at ``position``) other than as
+    a literal False."""
+    found = [k.value for k in call.keywords if k.arg == keyword]
+    if len(call.args) > position:
+        found.append(call.args[position])
+    return any(not (isinstance(v, gast.Constant) and v.value is False) for v in found)
+
+
+#: NumPy's index objects: ``np.r_[a, b]`` builds an array from its index's values.
+_INDEX_TRICKS = {id(obj): name for name in ("r_", "c_", "mgrid", "ogrid", "s_", "index_exp")
+                 if (obj := getattr(np, name, None)) is not None}  # fmt: skip
+
+
+def _index_trick(value: gast.Subscript, source: Source, local: set[str]) -> Op | None:
+    """``np.r_[a, b]`` and the like as an op of the index's values, keyed by the object."""
+    if not isinstance(value.value, (gast.Name, gast.Attribute)):
+        return None
+    obj = source.resolve(value.value, local)
+    name = _INDEX_TRICKS.get(id(obj)) if obj is not MISSING else None
+    if name is None:
+        return None
+    items = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+    label = f"np.{name}[...]"
+    if name in ("r_", "c_") and any(
+        isinstance(e, gast.Slice) or (isinstance(e, gast.Constant) and isinstance(e.value, str))
+        for e in items
+    ):
+        # ranges and directives ('0,2', 'r') are not the plain join the rules describe
+        return Op(UNKNOWN, [value.slice], {}, f"{label} with slices or a directive string")
+    args = [build.tuple_([e if not isinstance(e, gast.Slice) else index_expression(e)
+                          for e in items])]  # fmt: skip
+    return Op(obj, args, {}, label, callee=obj)
+
+
+def _einsum_sublists(args: list[gast.expr], keywords: dict[str, gast.expr]) -> Op:
+    """``np.einsum(a, [0, 1], b, [1], [0])`` as its rules read it: ``einsum("ab,b->a", a, b)``."""
+    output = args[-1] if len(args) % 2 else None
+    pairs = args[:-1] if output is not None else args
+    operands, subs = pairs[0::2], pairs[1::2]
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def spec(sub: gast.expr) -> str:
+        if not isinstance(sub, (gast.List, gast.Tuple)):
+            raise ValueError
+        out = ""
+        for e in sub.elts:
+            if not (
+                isinstance(e, gast.Constant) and _is_constant_int(e) and e.value < len(letters)
+            ):
+                raise ValueError
+            out += letters[e.value]
+        return out
+
+    try:
+        text = ",".join(spec(s) for s in subs)
+        if output is not None:
+            text += "->" + spec(output)
+    except ValueError:
+        label = "np.einsum with sublists other than lists of small integers written in the call"
+        return Op(UNKNOWN, list(args), keywords, label)
+    return Op(np.einsum, [build.const(text), *operands], keywords, "np.einsum", callee=np.einsum)
 
 
 def operand_names(value: gast.expr) -> set[str]:

@@ -17,23 +17,25 @@ from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
+from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
-from srcad.transform.normalize.local_functions import inline_local_functions
+from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.outputs import split_outputs
-from srcad.transform.normalize.pytrees import expand_pytree_params
+from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.optimize import optimize
-from srcad.transform.rebind import rebind
+from srcad.transform.rebind import namespace_reads, rebind
 from srcad.transform.reverse import reverse
-from srcad.transform.snapshot import Snapshot
+from srcad.transform.snapshot import Snapshot, replaced, stored
 
 
 @dataclass
@@ -65,12 +67,13 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = inline_local_functions(source.tree, source, namer)
+    tree = lower_comprehensions(lambdas_as_defs(source.tree), source, namer)
+    tree = inline_local_functions(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
     tree = fence(tree, source)
-    tree = desugar(tree)
+    tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
@@ -116,6 +119,7 @@ def transform(
     fold_derivatives(source, namer)
     functional_updates(source.tree, source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
+    refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
     tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
@@ -126,9 +130,11 @@ def transform(
         result = reverse(tree, source, namer, wrt_names, single, mode, ranks)
     functions = result if isinstance(result, list) else [result]
     texts = []
+    reads = [entry for entries in source.reads.values() for entry in entries]
     for function in functions:
         optimize(function, namer)
         rebind(function, source, namer, free, numpy_only=facts is not None)
+        reads.extend(_namespace_reads(function, source, namer))
         texts.append(to_source(function))
     text = "\n".join(texts)
     if facts is not None:
@@ -142,8 +148,27 @@ def transform(
     backward = compiled[1] if len(compiled) > 1 else None
     returns_value = getanno(functions[0], "returns_value") is not False
     return Generated(
-        compiled[0], text, params, wrt_names, Snapshot(func, free), backward, returns_value
+        compiled[0], text, params, wrt_names, Snapshot(func, free, reads), backward, returns_value
     )
+
+
+def _namespace_reads(function: gast.FunctionDef, source: Source, namer: Namer) -> list:
+    """Where the NumPy and math functions the generated code calls by name are stored;
+    refused when one is not NumPy's (math's) own any more (monkeypatched)."""
+    reads = []
+    for module, attr in namespace_reads(function, namer):
+        now = replaced(module, attr)
+        if now is not None:
+            prefix = "np" if module.__name__ == "numpy" else module.__name__
+            raise source.error(
+                f"{prefix}.{attr} has been replaced (by {now!r}) since srcad was imported; "
+                f"the derivative code srcad generates here calls {prefix}.{attr} by name and "
+                "would run the replacement. Restore it, or call your function under a name "
+                "of its own",
+                source.tree,
+            )
+        reads.extend(stored(module, attr))
+    return reads
 
 
 def _specialized_for(params: list[str], facts: tuple) -> str:

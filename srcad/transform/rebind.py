@@ -10,6 +10,7 @@ the function was transformed.
 from __future__ import annotations
 
 import math
+from types import ModuleType
 from typing import Any
 
 import gast
@@ -17,7 +18,7 @@ import numpy
 
 from srcad.runtime.backend import math_namespace
 from srcad.transform import build
-from srcad.transform.anno import getanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer, names
@@ -64,6 +65,7 @@ def rebind(
     ``math`` themselves, not asked of the arguments at each call."""
     xp_name = getanno(tree, "xp_name")
     xm_name = namer.bind_global(math, "math") if numpy_only else namer.fresh("xm")
+    setanno(tree, "xm_name", xm_name)
     rebinder = _Rebind(free, namer, xp_name, xm_name)
     rebinder.visit(tree)
     _drop_unused_namespace(tree, xp_name)
@@ -116,3 +118,27 @@ def _drop_unused_namespace(tree: gast.FunctionDef, xp_name: str | None) -> None:
     )
     if not used:
         tree.body = tree.body[1:]
+
+
+def namespace_reads(tree: gast.FunctionDef, namer: Namer) -> list[tuple[Any, str]]:
+    """``(module, name)`` for each NumPy or math function the rebound code reads by name
+    (``xp.cos``, from the user's code or from a rule's template)."""
+    spaces: dict[str, Any] = {n: m for n, m in namer.globals.items() if m is numpy or m is math}
+    if getanno(tree, "xp_name") is not None:
+        spaces[getanno(tree, "xp_name")] = numpy
+    spaces[getanno(tree, "xm_name")] = math  # (math_namespace gives math for NumPy too)
+    reads = []
+    for node in gast.walk(tree):
+        chain = []
+        while isinstance(node, gast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not chain or not isinstance(node, gast.Name) or node.id not in spaces:
+            continue
+        module = spaces[node.id]
+        for attr in reversed(chain):  # xp.linalg.solve: numpy's linalg, then its solve
+            reads.append((module, attr))
+            module = getattr(module, attr, None)
+            if not isinstance(module, ModuleType):
+                break
+    return reads

@@ -10,6 +10,7 @@ zeros are only written where a loop or branch needs the same adjoints on every p
 
 from __future__ import annotations
 
+import builtins
 import copy
 from dataclasses import dataclass, field
 
@@ -62,6 +63,13 @@ _BROADCAST_TRANSPARENT = {
     "where", "clip", "matmul", "dot", "identity", "neg", "copy",
 }  # fmt: skip
 _ROUNDS = 8
+#: Rules whose adjoint selects: the gradient of an operand is zero where it was not chosen.
+_SELECTIONS = {"where", "clip", "maximum", "minimum", "fmax", "fmin"}
+#: Elementwise rules of two operands (one-operand ones are ``shape_preserving``).
+_ELEMENTWISE = _SELECTIONS | {
+    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "hypot", "arctan2",
+    "logaddexp", "logaddexp2",
+}  # fmt: skip
 #: Rules that take a list built in the function as a list (its gradient is a list).
 _LIST_AWARE = {
     "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
@@ -82,7 +90,8 @@ class _Context:
     tape_name: str
     adjoint_names: dict[str, str]
     stable: frozenset[str]
-    setitem: str | None = None
+    #: the names of the in-place update helpers (setitem, scatter)
+    setitem: tuple[str, ...] = ()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
@@ -92,10 +101,9 @@ class _Context:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
         value = getattr(stmt, "value", None)
         if (
-            self.setitem is not None
-            and isinstance(value, gast.Call)
+            isinstance(value, gast.Call)
             and isinstance(value.func, gast.Name)
-            and value.func.id == self.setitem
+            and value.func.id in self.setitem
         ):
             return value.args[0].id, value.args[1]
         return None
@@ -122,6 +130,11 @@ class _Sweep:
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
     uniform: dict[str, gast.expr] = field(default_factory=dict)
+    # adjoints that are exactly zero wherever a selection (np.where, clip, maximum, ...) did
+    # not choose the value: the elementwise rules reading them multiply zero-safely, so an
+    # untaken branch's infinite or NaN derivative (sqrt at 0, log of a negative) adds 0
+    masked: set[str] = field(default_factory=set)
+    masking: bool = False
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -158,6 +171,10 @@ class _Sweep:
         seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
+        if not self.masking:
+            self.masked.discard(name)
+        elif name not in self.state:
+            self.masked.add(name)
         if name in self.state:
             if name in self.ctx.source.lists:
                 helper = self.ctx.namer.bind_global(lists.add_gradients, "add_gradients")
@@ -259,6 +276,17 @@ class _Sweep:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            lists_given = (
+                operand_names(stmt.value) & self.ctx.activity.varied & self.ctx.source.lists
+            )
+            if lists_given and callee is not builtins.print:
+                # it may append to the list it is given, which has no adjoint
+                raise self.ctx.source.error(
+                    "a call for its side effect on a differentiated value cannot be "
+                    "differentiated; assign its result instead",
+                    getanno(stmt, "expr") or stmt,
+                )
+            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
             if getattr(callee, "__module__", "") == inplace.__name__:
                 # generated code restoring an array it updated in place
                 raise self.ctx.source.error(
@@ -303,9 +331,14 @@ class _Sweep:
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
+        # masks hold within one straight-line block (a branch or loop body may add to them)
+        self.masked = set()
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
+            if not isinstance(stmt, gast.Assign):
+                self.masked = set()
+        self.masked = set()
         return backward
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
@@ -435,6 +468,7 @@ class _Sweep:
             if name not in self.contributed:  # an op reading its own target re-adds it
                 self.state.discard(name)
                 self.owned.discard(name)
+                self.masked.discard(name)
         self.forget_uniform(set(names))
         parts = ctx.setitem_parts(stmt)
         if id(stmt) in self.plan.pushed and parts is not None:
@@ -536,11 +570,17 @@ class _Sweep:
             reader.renamed = {name: incoming}
             self.state.discard(name)
         read_uniform = fell_back = False
+        elementwise = rule.shape_preserving or rule.name in _ELEMENTWISE
+        chained = elementwise and name in self.masked and name not in reader.renamed
+        self.masking = rule.name in _SELECTIONS or chained
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
                 reader.lazy = False
-                value = reader.visit(tstmt.value)
+                tvalue = tstmt.value
+                if chained and rule.name not in _SELECTIONS and _is_adjoint_store(dest):
+                    tvalue = self.zero_safe(tvalue, name)
+                value = reader.visit(tvalue)
                 spread = None
                 if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
                     spread = self.spread_uniform(dest, value, name)
@@ -569,10 +609,31 @@ class _Sweep:
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
+        self.masking = False
         if read_uniform and not fell_back:
             # the broadcast adjoint is read no more: its operand need not be kept
             setanno(uniform[1], "superseded", True)
         return out
+
+    def zero_safe(self, term: gast.expr, name: str) -> gast.expr:
+        """``term`` (an elementwise rule's contribution from ``d[name]``) made zero where
+        ``d[name]`` is: ``where(d[name] != 0, term, 0)``, inside the rule's unbroadcast."""
+        if _reads_only_adjoint(term):
+            return term  # -d[y] or d[y] itself: zeros stay zeros
+        func = getattr(term, "func", None)
+        if (
+            isinstance(func, gast.Name)
+            and self.ctx.namer.globals.get(func.id) is accumulate.unbroadcast
+            and len(term.args) == 2
+        ):
+            inner = self.zero_safe(term.args[0], name)
+            return build.call(func.id, inner, term.args[1])
+        incoming = gast.Subscript(
+            value=build.load(ADJOINT), slice=build.load(name), ctx=gast.Load()
+        )
+        nonzero = gast.Compare(left=incoming, ops=[gast.NotEq()], comparators=[build.const(0)])
+        where = build.attr(build.load(self.ctx.xp_name), "where")
+        return build.call(where, nonzero, term, build.const(0))
 
     def operands_keep_shape(self, rule, op, name: str) -> bool:
         """Whether ``name = a op b`` is elementwise with both operands certainly of the
@@ -868,6 +929,20 @@ def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
     return out
 
 
+def _is_adjoint_store(dest: gast.expr) -> bool:
+    return isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT
+
+
+def _reads_only_adjoint(term: gast.expr) -> bool:
+    """Whether ``term`` reads nothing but ``d[y]`` and numbers (``-d[y]``, ``0.1 * d[y]``):
+    a zero gradient stays zero there."""
+    inside = set()
+    for node in gast.walk(term):
+        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) == ADJOINT:
+            inside.update(id(n) for n in gast.walk(node))
+    return not any(isinstance(n, gast.Name) and id(n) not in inside for n in gast.walk(term))
+
+
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
     local = ctx.local
     found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
@@ -920,7 +995,7 @@ def reverse(
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
-        {}, stable, getanno(tree, "setitem"),
+        {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     if facts is not None:

@@ -134,6 +134,34 @@ def _stored_params(rule: Rule) -> set[str]:
     return stored
 
 
+_READ: dict[int, tuple[Rule, frozenset[str]]] = {}
+
+
+def tangent_params(rule: Rule) -> frozenset[str]:
+    """Template parameters whose tangent (``d[p]``) a tangent rule reads."""
+    found = _READ.get(id(rule))
+    if found is None or found[0] is not rule:
+        loops: dict[str, str] = {}
+        read = set()
+        for node in gast.walk(gast.Module(body=rule.body, type_ignores=[])):
+            if isinstance(node, gast.For) and isinstance(node.iter, gast.Call):
+                target = node.target
+                if isinstance(target, gast.Tuple) and node.iter.args:
+                    seq = node.iter.args[0]
+                    if isinstance(seq, gast.Name):
+                        loops[target.elts[1].id] = seq.id
+            if (
+                isinstance(node, gast.Subscript)
+                and isinstance(node.ctx, gast.Load)
+                and isinstance(node.value, gast.Name)
+                and node.value.id == "d"
+                and isinstance(node.slice, gast.Name)
+            ):
+                read.add(node.slice.id)
+        found = _READ[id(rule)] = (rule, frozenset(loops.get(n, n) for n in read))
+    return found[1]
+
+
 _TEMPORARIES: dict[int, tuple[Rule, tuple[str, ...]]] = {}
 
 

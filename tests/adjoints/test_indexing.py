@@ -5,7 +5,6 @@ import pytest
 from opcheck import check, make_function, rand
 
 import srcad
-from srcad.errors import UnsupportedConstructError
 
 
 @pytest.mark.parametrize(
@@ -46,22 +45,10 @@ def test_index_with_integer_array_accumulates_repeats():
 
 def test_constant_fancy_index_with_repeats():
     check("x[(0, 0), :]", rand(2, 3))
-    # first order only here: its second order is test_list_index_second_order (a known bug)
-    check("x[[0, 0, 1]]", rand(3), order=1)
+    check("x[[0, 0, 1]]", rand(3))
     check("x[(1, 1, 0),]", rand(3))
     f = make_function("np.sum(x[(0, 0), :])", "x")
     np.testing.assert_allclose(srcad.grad(f)(np.ones((2, 3))), [[2.0] * 3, [0.0] * 3])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnsupportedConstructError,
-    reason="a list index written in the call, x[[0, 0, 1]], is hoisted into a temporary "
-    "(_t1 = [0, 0, 1]) in the generated gradient and jvp code; transforming that code again "
-    "in reverse mode rejects it: 'added_at receives the list' / 'indexing receives the list'",
-)
-def test_list_index_second_order():
-    check("x[[0, 0, 1]]", rand(3))
 
 
 @pytest.mark.parametrize(

@@ -132,12 +132,6 @@ def appends_in_a_loop(x):
     return np.sum(np.stack(outs))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=srcad.NoAdjointError,
-    reason="second derivatives of lists: srcad.runtime.lists.pop_gradient (in the gradient's "
-    "code) has no adjoint or tangent rule",
-)
 def test_second_order_of_a_list():
     srcad.check_grad(appends_in_a_loop, X1, order=2, modes=("fwd", "rev"))
 

@@ -70,7 +70,8 @@ class _Flattener:
         self.memo: dict[str, str] = {}
         # names assigned in a branch or loop, or updated in place: SSA leaves them alone
         self.merged: set[str] = set()
-        self.setitem: str | None = None
+        #: the names of the in-place update helpers (setitem, scatter)
+        self.setitem: tuple[str, ...] = ()
 
     def emit(self, stmt: gast.stmt, expr: gast.expr | None = None) -> None:
         setanno(stmt, "origin", self.origin)
@@ -143,6 +144,10 @@ class _Flattener:
             )
         if isinstance(index, gast.Tuple):
             return build.tuple_([self.index(e) for e in index.elts])
+        if isinstance(index, gast.List):
+            # ``x[[0, 0, 2]]`` keeps its list: a name for it would be a list the function
+            # builds, which code differentiated again may not read as an index
+            return self.arg(index)
         return self.atom(index)
 
     def op(self, expr: gast.expr) -> gast.expr:
@@ -215,7 +220,7 @@ class _Flattener:
                 in_place = (
                     isinstance(op, gast.Call)
                     and isinstance(op.func, gast.Name)
-                    and op.func.id == self.setitem
+                    and op.func.id in self.setitem
                 )
                 if (
                     first.id in reads
@@ -333,7 +338,7 @@ def anf(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     local = local_names(tree)
     flat = _Flattener(namer, local)
     flat.merged = merged_names(tree, getanno(tree, "inplace"))
-    flat.setitem = getanno(tree, "setitem")
+    flat.setitem = getanno(tree, "setitem") or ()
     result_name = namer.fresh(tree.name)
     for stmt in tree.body:
         flat.statement(stmt, result_name)

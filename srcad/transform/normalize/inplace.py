@@ -1,11 +1,15 @@
 """Element updates ``y[i] = v`` become ``y = setitem(y, i, v)``: still in place, but an
 assignment the reverse pass can see (its adjoint, and the values it must save first).
+An index that may select an element twice (integer arrays) makes ``scatter`` instead,
+whose adjoint gives only the last write of an element a gradient, as NumPy keeps it.
 
 Only arrays made inside the function may be updated: an update of an argument, or of a
 view of one, would change the caller's data, so it is refused.
 """
 
 from __future__ import annotations
+
+import builtins
 
 import gast
 
@@ -23,8 +27,12 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
     """Rewrite element updates of ``tree`` (see module doc); the names updated in place."""
     helper = namer.bind_global(inplace.setitem, "setitem")
     source.namespace[helper] = inplace.setitem
+    repeatable = namer.bind_global(inplace.scatter, "scatter")
+    source.namespace[repeatable] = inplace.scatter
     inputs = _input_aliases(tree)
-    updated: set[str] = set()
+    local = _stored_names(tree)
+    ints = _int_names(tree, source, local)
+    updated = _updated_by_calls(tree, source, local)
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -41,15 +49,88 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
                     stmt,
                 )
             updated.add(name)
-            call = build.call(helper, build.load(name), index_expression(target.slice), stmt.value)
+            once = _selects_once(target.slice, ints, source, local)
+            func = helper if once else repeatable
+            call = build.call(func, build.load(name), index_expression(target.slice), stmt.value)
             new = gast.copy_location(build.assign(name, call), stmt)
             setanno(new, "origin", getanno(stmt, "origin", stmt))
             out.append(new)
         return out
 
     tree.body = rewrite_bodies(tree.body, block)
-    setanno(tree, "setitem", helper)
+    setanno(tree, "setitem", (helper, repeatable))
     return updated
+
+
+_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def _selects_once(index: gast.expr, ints: set[str], source: Source, local: set[str]) -> bool:
+    """Whether ``index`` is sure to select each element at most once: every item a slice,
+    ``None``, ``...`` or an integer (a constant, a range loop's variable, ``len(...)`` and
+    arithmetic on those)."""
+    items = index.elts if isinstance(index, gast.Tuple) else [index]
+    return all(isinstance(item, gast.Slice) or _is_int(item, ints, source, local) for item in items)
+
+
+def _is_int(node: gast.expr, ints: set[str], source: Source, local: set[str]) -> bool:
+    if isinstance(node, gast.Constant):
+        return node.value is None or node.value is Ellipsis or isinstance(node.value, int)
+    if isinstance(node, gast.Name):
+        return node.id in ints
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        return _is_int(node.operand, ints, source, local)
+    if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
+        return _is_int(node.left, ints, source, local) and _is_int(node.right, ints, source, local)
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords:
+        return source.resolve(node.func, local) is builtins.len
+    return False
+
+
+def _int_names(tree: gast.FunctionDef, source: Source, local: set[str]) -> set[str]:
+    """Names bound only as the variable of ``for ... in range(...)`` (or the count of
+    ``enumerate``): always integers."""
+    counters: dict[str, int] = {}
+    for stmt in all_statements(tree.body):
+        if not isinstance(stmt, gast.For) or not isinstance(stmt.iter, gast.Call):
+            continue
+        func = source.resolve(stmt.iter.func, local)
+        target = stmt.target
+        if func is builtins.enumerate and isinstance(target, gast.Tuple) and target.elts:
+            target = target.elts[0]
+        elif func is not builtins.range:
+            continue
+        if isinstance(target, gast.Name):
+            counters[target.id] = counters.get(target.id, 0) + 1
+    stores: dict[str, int] = {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    return {name for name, n in counters.items() if stores.get(name) == n}
+
+
+def _stored_names(tree: gast.FunctionDef) -> set[str]:
+    return {
+        node.id
+        for node in gast.walk(tree)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param))
+    }
+
+
+def _updated_by_calls(tree: gast.FunctionDef, source: Source, local: set[str]) -> set[str]:
+    """Names that code being differentiated again updates as ``y = setitem(y, i, v)``."""
+    updates = (inplace.setitem, inplace.scatter)
+    return {
+        stmt.targets[0].id
+        for stmt in all_statements(tree.body)
+        if isinstance(stmt, gast.Assign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.Call)
+        and stmt.value.args
+        and isinstance(stmt.value.args[0], gast.Name)
+        and stmt.value.args[0].id == stmt.targets[0].id
+        and any(source.resolve(stmt.value.func, local) is f for f in updates)
+    }
 
 
 def _input_aliases(tree: gast.FunctionDef) -> set[str]:

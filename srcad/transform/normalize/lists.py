@@ -1,13 +1,14 @@
-"""Lists built in the function: ``xs.append(v)`` and comprehensions become assignments.
+"""Lists built in the function: appends become assignments, second names are merged.
 
 ``xs.append(v)`` becomes ``xs = append(xs, v)`` (the same list, appended in place), so the
-reverse pass sees an assignment whose adjoint pops the element's gradient off the list's
-gradient. ``[f(x) for x in seq if c]`` becomes a loop appending to a fresh list.
+reverse pass sees an assignment whose adjoint takes the element's gradient off the list's
+gradient. ``xs.extend(vs)`` and ``xs += vs`` append each element (a loop over ``vs`` unless
+it is a display). ``ys = xs`` merges the names (an append through either reaches both).
+Any other change of a list (``xs[i] = v``, ``insert``, ``pop``, appending to a parameter) is
+refused. (Comprehensions were already made loops by ``comprehensions.py``.)
 """
 
 from __future__ import annotations
-
-import copy
 
 import gast
 
@@ -27,10 +28,14 @@ from srcad.transform.normalize.walk import (
 _READS_ALLOWED = {"len", "stack", "concatenate", "sum"}
 
 
+_METHODS = {"append", "extend"}
+
+
 class _Lower:
-    def __init__(self, source: Source, namer: Namer) -> None:
+    def __init__(self, source: Source, namer: Namer, built: set[str]) -> None:
         self.source = source
         self.namer = namer
+        self.built = built
         self.append = namer.bind_global(lists.append, "append")
         source.namespace[self.append] = lists.append
 
@@ -39,101 +44,284 @@ class _Lower:
         setanno(node, "origin", getanno(origin, "origin", origin))
         return node
 
-    def append_call(self, items: str, value: gast.expr) -> gast.expr:
-        return build.call(self.append, build.load(items), value)
-
     def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for stmt in body:
-            if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                header = stmt.iter if isinstance(stmt, gast.For) else stmt.test
-                if any(
-                    isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(header)
-                ):
-                    raise self.source.error(
-                        "a comprehension in a loop header or condition is not supported yet; "
-                        "assign it to a name first",
-                        header,
-                    )
-                out.append(stmt)
+            call = _method_call(stmt)
+            if call is not None and call.func.attr in _METHODS:
+                out.extend(self.method(call, stmt))
                 continue
-            hoisted: list[gast.stmt] = []
-            self.comprehensions(stmt, hoisted, stmt)
-            out.extend(hoisted)
-            if (
-                isinstance(stmt, gast.Expr)
-                and isinstance(stmt.value, gast.Call)
-                and isinstance(stmt.value.func, gast.Attribute)
-                and stmt.value.func.attr == "append"
-                and isinstance(stmt.value.func.value, gast.Name)
-                and len(stmt.value.args) == 1
-                and not stmt.value.keywords
-            ):
-                items = stmt.value.func.value.id
-                new = build.assign(items, self.append_call(items, stmt.value.args[0]))
-                out.append(self.mark(new, stmt))
+            extended = _augmented_extend(stmt)
+            if extended is not None and stmt.targets[0].id in self.built:
+                out.extend(self.extend(stmt.targets[0].id, extended, stmt))
                 continue
             out.append(stmt)
         return out
 
-    def comprehensions(self, node: gast.AST, hoisted: list[gast.stmt], origin: gast.stmt) -> None:
-        for field, value in gast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            for k, child in enumerate(children):
-                if isinstance(child, (gast.ListComp, gast.GeneratorExp)):
-                    name = self.lower(child, hoisted, origin)
-                    if isinstance(value, list):
-                        value[k] = build.load(name)
-                    else:
-                        setattr(node, field, build.load(name))
-                elif isinstance(child, gast.AST) and not isinstance(child, gast.Lambda):
-                    self.comprehensions(child, hoisted, origin)
+    def method(self, call: gast.Call, stmt: gast.stmt) -> list[gast.stmt]:
+        items = call.func.value.id
+        if len(call.args) != 1 or call.keywords:
+            raise self.source.error(f"'{items}.{call.func.attr}' takes one argument", call)
+        if call.func.attr == "extend":
+            return self.extend(items, call.args[0], stmt)
+        value = build.call(self.append, build.load(items), call.args[0])
+        return [self.mark(build.assign(items, value), stmt)]
 
-    def lower(self, comp: gast.AST, hoisted: list[gast.stmt], origin: gast.stmt) -> str:
-        """Statements building the comprehension's list into a fresh name."""
-        result = self.namer.fresh_temp("_items")
-        renames: dict[str, str] = {}
-        for gen in comp.generators:
-            if gen.is_async:
-                raise self.source.error("async comprehensions cannot be differentiated", comp)
-            for target in gast.walk(gen.target):
-                if isinstance(target, gast.Name):
-                    renames[target.id] = self.namer.fresh(target.id)
-        renamer = RenameNames(renames)
-        element = renamer.visit(copy.deepcopy(comp.elt))
-        inner: list[gast.stmt] = [
-            self.mark(build.assign(result, self.append_call(result, element)), origin)
-        ]
-        for gen in reversed(comp.generators):
-            for condition in reversed(gen.ifs):
-                test = renamer.visit(copy.deepcopy(condition))
-                inner = [self.mark(gast.If(test=test, body=inner, orelse=[]), origin)]
-            loop = gast.For(
-                target=renamer.visit(copy.deepcopy(gen.target)),
-                iter=renamer.visit(copy.deepcopy(gen.iter)),
-                body=inner,
-                orelse=[],
-                type_comment=None,
-            )
-            inner = [self.mark(loop, origin)]
-        self.comprehensions_in(inner, hoisted, origin)
-        hoisted.append(self.mark(build.assign(result, gast.List(elts=[], ctx=gast.Load())), origin))
-        hoisted.extend(inner)
-        return result
+    def extend(self, items: str, values: gast.expr, stmt: gast.stmt) -> list[gast.stmt]:
+        """``items.extend(values)`` (or ``items += values``): one append per element."""
+        if isinstance(values, (gast.List, gast.Tuple)):
+            elements = values.elts
+            if any(isinstance(e, gast.Starred) for e in elements):
+                raise self.source.error("'*' in a list extending another", values)
+            appends = [build.call(self.append, build.load(items), e) for e in elements]
+            return [self.mark(build.assign(items, a), stmt) for a in appends]
+        element = self.namer.fresh("_element")
+        append = build.call(self.append, build.load(items), build.load(element))
+        loop = gast.For(
+            target=build.store(element),
+            iter=values,
+            body=[self.mark(build.assign(items, append), stmt)],
+            orelse=[],
+            type_comment=None,
+        )
+        return [self.mark(loop, stmt)]
 
-    def comprehensions_in(self, stmts: list[gast.stmt], hoisted: list[gast.stmt], origin) -> None:
-        for stmt in all_statements(stmts):
-            if isinstance(stmt, gast.For):
-                self.comprehensions(stmt.iter, hoisted, origin)
+
+def _method_call(stmt: gast.stmt) -> gast.Call | None:
+    """The call of ``stmt`` when it is ``name.method(...)`` for its effect."""
+    if (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Attribute)
+        and isinstance(stmt.value.func.value, gast.Name)
+    ):
+        return stmt.value
+    return None
+
+
+def _augmented_extend(stmt: gast.stmt) -> gast.expr | None:
+    """``values`` when ``stmt`` is ``xs = xs + values`` desugared from ``xs += values`` with a
+    list display or a name on the right (``+=`` extends a list in place)."""
+    if not (
+        isinstance(stmt, gast.Assign)
+        and isinstance(getanno(stmt, "origin"), gast.AugAssign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.BinOp)
+        and isinstance(stmt.value.op, gast.Add)
+        and isinstance(stmt.value.left, gast.Name)
+        and stmt.value.left.id == stmt.targets[0].id
+    ):
+        return None
+    return stmt.value.right
 
 
 def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str]:
-    """Rewrite appends and comprehensions of ``tree`` (see module doc); the list names."""
-    lower = _Lower(source, namer)
+    """Rewrite appends and extends of ``tree`` (see module doc); the list names."""
+    built = _built_lists(tree)
+    _check_changes(tree, source, built)
+    lower = _Lower(source, namer, built)
     tree.body = rewrite_bodies(tree.body, lower.block)
+    _check_operators(tree, source, built)
+    _merge_aliases(tree, source, built, lower.append)
+    _check_contained(tree, source, built, lower.append)
     names = _list_names(tree, lower.append)
     _check_built_before_read(tree, source, names, lower.append)
     return names
+
+
+def _built_lists(tree: gast.FunctionDef) -> set[str]:
+    """Names bound to a list display, or to another such name (an alias)."""
+    names: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for stmt in all_statements(tree.body):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+                continue
+            value = stmt.value
+            if isinstance(value, gast.List) or (isinstance(value, gast.Name) and value.id in names):
+                if stmt.targets[0].id not in names:
+                    names.add(stmt.targets[0].id)
+                    changed = True
+    return names
+
+
+def _check_changes(tree: gast.FunctionDef, source: Source, built: set[str]) -> None:
+    """Refuse changes to lists other than append and extend of a list built here."""
+    for stmt in all_statements(tree.body):
+        call = _method_call(stmt)
+        if call is not None and call.func.attr in _METHODS and call.func.value.id not in built:
+            name = call.func.value.id
+            raise source.error(
+                f"'{name}.{call.func.attr}' changes a list this function did not build (a "
+                "parameter or a value from elsewhere), which is not supported; build the "
+                "list in this function",
+                call,
+            )
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if (
+                    isinstance(node, gast.Subscript)
+                    and isinstance(node.ctx, gast.Store)
+                    and isinstance(node.value, gast.Name)
+                    and node.value.id in built
+                ):
+                    raise source.error(
+                        f"assigning to an element of the list '{node.value.id}' is not "
+                        "supported; build a new list (or use an array and 'y[i] = v')",
+                        node,
+                    )
+                if (
+                    isinstance(node, gast.Attribute)
+                    and isinstance(node.value, gast.Name)
+                    and node.value.id in built
+                    and not (node is getattr(call, "func", None) and node.attr in _METHODS)
+                ):
+                    raise source.error(
+                        f"'{node.value.id}.{node.attr}' of a list built in the function is not "
+                        "supported (append and extend are, as statements of their own)",
+                        node,
+                    )
+
+
+def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str]) -> None:
+    """``xs + ys`` and ``xs * n`` make new lists, whose gradients srcad does not split."""
+    for stmt in all_statements(tree.body):
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, gast.BinOp) and any(
+                    isinstance(side, gast.Name) and side.id in built
+                    for side in (node.left, node.right)
+                ):
+                    raise source.error(
+                        "joining or repeating lists built in the function with an operator is "
+                        "not supported; extend one list instead (xs.extend(ys), xs += ys)",
+                        node,
+                    )
+
+
+def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], append: str) -> None:
+    """``ys = xs`` for a list ``xs`` that is appended to afterwards: ``ys`` becomes ``xs``
+    everywhere, so that an append through either name reaches the one list both names mean.
+    Refused unless ``xs`` is made once, in the alias's block or one enclosing it, before the
+    alias, and ``ys`` is assigned only by the alias and used only after it in its block."""
+    kept: set[int] = set()  # second names of lists that no longer change: left as they are
+    while True:
+        places = list(positions(tree.body))
+        found = next(
+            (
+                (stmt, loops, block, path)
+                for stmt, loops, _, block, path in places
+                if id(stmt) not in kept
+                and isinstance(stmt, gast.Assign)
+                and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(stmt.value, gast.Name)
+                and stmt.value.id in built
+            ),
+            None,
+        )
+        if found is None:
+            return
+        alias, loops, block, path = found
+        ys, xs = alias.targets[0].id, alias.value.id
+        if ys != xs and not _appended_after(places, loops, path, {xs, ys}, append):
+            kept.add(id(alias))
+            continue
+        if ys != xs:
+            made = [p for s, _, _, _, p in places if s is not alias and _creates(s, xs, append)]
+            ok = (
+                len(made) == 1
+                and not any(_creates(s, ys, append) for s, *_ in places if s is not alias)
+                and _runs_before(made[0], path)
+                and all(
+                    _runs_before(path, p)
+                    for s, _, _, _, p in places
+                    if s is not alias and ys in _own_names(s)
+                )
+            )
+            if not ok:
+                raise source.error(
+                    f"'{ys} = {xs}' gives the list '{xs}' a second name in a way srcad cannot "
+                    f"follow (one of them is assigned again, or '{ys}' is used before this "
+                    "line); use one name for the list",
+                    alias,
+                )
+            renamer = RenameNames({ys: xs})
+            for stmt in tree.body:
+                renamer.visit(stmt)
+        block.remove(alias)
+
+
+def _check_contained(tree: gast.FunctionDef, source: Source, built: set[str], append) -> None:
+    """A list put inside another list (or a tuple) must not grow afterwards: reads through
+    the outer list would see elements srcad does not know of."""
+    places = list(positions(tree.body))
+    for stmt, loops, _, _, path in places:
+        inner: list[gast.expr] = []
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, (gast.List, gast.Tuple)) and isinstance(node.ctx, gast.Load):
+                    inner.extend(node.elts)
+                elif isinstance(node, gast.Dict):
+                    inner.extend(node.values)
+        if (
+            isinstance(stmt, gast.Assign)
+            and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name)
+            and stmt.value.func.id == append
+        ):
+            inner.append(stmt.value.args[1])
+        for node in inner:
+            if (
+                isinstance(node, gast.Name)
+                and node.id in built
+                and _appended_after(places, loops, path, {node.id}, append)
+            ):
+                raise source.error(
+                    f"the list '{node.id}' is put inside another container here and appended "
+                    "to afterwards, which srcad cannot follow; finish it first",
+                    node,
+                )
+
+
+def _appended_after(places: list, loops: list, path: tuple, names: set[str], append) -> bool:
+    """Whether an append to one of ``names`` may run after the statement at ``path``."""
+    own = {id(lp) for lp in loops}
+    return any(
+        any(_appends_to(stmt, n, append) for n in names)
+        and (own & {id(lp) for lp in stmt_loops} or may_precede(path, stmt_path))
+        for stmt, stmt_loops, _, _, stmt_path in places
+    )
+
+
+def _own_names(stmt: gast.stmt) -> set[str]:
+    return {n.id for part in own_parts(stmt) for n in gast.walk(part) if isinstance(n, gast.Name)}
+
+
+def _creates(stmt: gast.stmt, name: str, append: str) -> bool:
+    """Whether ``stmt`` binds ``name`` other than by appending to it."""
+    if (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == append
+    ):
+        return False
+    return any(
+        isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+        for part in own_parts(stmt)
+        for n in gast.walk(part)
+    )
+
+
+def _runs_before(first: tuple, then: tuple) -> bool:
+    """Whether the path ``then`` lies after ``first`` in ``first``'s block (or inside a
+    statement there)."""
+    block = first[:-1]
+    if len(then) <= len(block) or then[: len(block)] != block:
+        return False
+    (k_first, _), (k_then, _) = first[-1], then[len(block)]
+    return k_then > k_first
 
 
 def _list_names(tree: gast.FunctionDef, append: str) -> set[str]:
@@ -164,19 +352,23 @@ def _check_built_before_read(
     tree: gast.FunctionDef, source: Source, names: set[str], append: str
 ) -> None:
     """An element read of a list that may later grow is refused: its gradient would be
-    placed by the final list's length, not the length at the time of the read."""
+    placed by the final list's length, not the length at the time of the read. A list made
+    afresh in each turn of the loops it shares with its appends may be read after them."""
     places = list(positions(tree.body))
     for name in names:
         appends = [
             (stmt, loops, path)
             for stmt, loops, _, _, path in places
-            if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name)
-            and stmt.value.func.id == append
-            and isinstance(stmt.value.args[0], gast.Name)
-            and stmt.value.args[0].id == name
+            if _appends_to(stmt, name, append)
         ]
+        made = [
+            loops
+            for stmt, loops, _, _, _ in places
+            if isinstance(stmt, gast.Assign)
+            and isinstance(stmt.value, gast.List)
+            and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+        ]
+        fresh_in = {id(lp) for lp in made[0]} if len(made) == 1 else set()
         for stmt, loops, _, _, path in places:
             reads = [
                 n
@@ -196,9 +388,23 @@ def _check_built_before_read(
                 continue
             for _, append_loops, append_path in appends:
                 shared = {id(lp) for lp in loops} & {id(lp) for lp in append_loops}
-                if shared or may_precede(path, append_path):
+                later = may_precede(path, append_path)
+                if shared <= fresh_in and not later:
+                    continue
+                if shared or later:
                     raise source.error(
                         f"reading an element of the list '{name}' while it is still being "
                         "appended to is not supported yet; build the list first, then read it",
                         reads[0],
                     )
+
+
+def _appends_to(stmt: gast.stmt, name: str, append: str) -> bool:
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == append
+        and isinstance(stmt.value.args[0], gast.Name)
+        and stmt.value.args[0].id == name
+    )

@@ -3,7 +3,9 @@ inlined where they are called, so their bodies are differentiated with the calle
 
 A local function must be defined once, at the top level of the body, and only called
 (``helper(a, b)``); a ``def`` must end in its only ``return``. Inlining keeps Python's
-late binding: the body reads the enclosing variables as they are at the call.
+late binding: the body reads the enclosing variables as they are at the call. A call in a
+loop body (comprehensions are loops by now) is inlined inside that loop, so the body sees
+the loop's variables.
 """
 
 from __future__ import annotations
@@ -30,19 +32,9 @@ class _Local:
 def _collect(tree: gast.FunctionDef, source: Source) -> dict[str, _Local]:
     found: dict[str, _Local] = {}
     for stmt in tree.body:
-        node: gast.AST | None = None
-        name = None
-        if isinstance(stmt, gast.FunctionDef):
-            node, name = stmt, stmt.name
-        elif (
-            isinstance(stmt, gast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)
-            and isinstance(stmt.value, gast.Lambda)
-        ):
-            node, name = stmt.value, stmt.targets[0].id
-        if node is None:
-            continue
+        if not isinstance(stmt, gast.FunctionDef):
+            continue  # (an assigned lambda is a def by now: lambdas_as_defs)
+        node, name = stmt, stmt.name
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
             raise source.error(
@@ -53,9 +45,6 @@ def _collect(tree: gast.FunctionDef, source: Source) -> dict[str, _Local]:
         if name in found:
             raise source.error(f"the local function '{name}' is defined twice", stmt)
         params = [a.id for a in args.args]
-        if isinstance(node, gast.Lambda):
-            found[name] = _Local(name, params, [], node.body)
-            continue
         body = list(node.body)
         if body and is_docstring(body[0]):
             body = body[1:]
@@ -118,11 +107,10 @@ class _Inline(gast.NodeTransformer):
         for name in stores - set(renames):
             renames[name] = self.namer.fresh(f"{local.name}_{name}")
         rename = RenameNames(renames)
-        for stmt in copy.deepcopy(local.body):
-            inner = _Inline(self.locals, self.namer, self.source, self.origin)
-            new = inner.visit(rename.visit(stmt))
-            self.hoisted.extend(inner.hoisted)
-            self.emit(new)
+        body = [rename.visit(stmt) for stmt in copy.deepcopy(local.body)]
+        # calls inside the body's loops and branches are inlined there, not before them
+        for stmt in _inline_block(body, self.locals, self.namer, self.source):
+            self.emit(stmt)
         inner = _Inline(self.locals, self.namer, self.source, self.origin)
         result = inner.visit(rename.visit(copy.deepcopy(local.result)))
         self.hoisted.extend(inner.hoisted)
@@ -134,6 +122,30 @@ class _Inline(gast.NodeTransformer):
         self.hoisted.append(stmt)
 
 
+def lambdas_as_defs(tree: gast.FunctionDef) -> gast.FunctionDef:
+    """``f = lambda v: e`` at the top level of ``tree`` becomes ``def f(v): return e``, so
+    the later passes see one kind of local function (comprehensions in ``e`` included)."""
+    for k, stmt in enumerate(tree.body):
+        if (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Lambda)
+        ):
+            result = gast.copy_location(build.ret(stmt.value.body), stmt)
+            new = gast.FunctionDef(
+                name=stmt.targets[0].id,
+                args=stmt.value.args,
+                body=[result],
+                decorator_list=[],
+                returns=None,
+                type_comment=None,
+                type_params=[],
+            )
+            tree.body[k] = gast.copy_location(new, stmt)
+    return tree
+
+
 def inline_local_functions(
     tree: gast.FunctionDef, source: Source, namer: Namer
 ) -> gast.FunctionDef:
@@ -141,15 +153,7 @@ def inline_local_functions(
     locals_ = _collect(tree, source)
     if not locals_:
         return tree
-    tree.body = [
-        s
-        for s in tree.body
-        if not (
-            isinstance(s, gast.FunctionDef)
-            or isinstance(s, gast.Assign)
-            and isinstance(s.value, gast.Lambda)
-        )
-    ]
+    tree.body = [s for s in tree.body if not isinstance(s, gast.FunctionDef)]
     tree.body = _inline_block(tree.body, locals_, namer, source)
     return tree
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import gast
 
+from srcad.errors import UnknownStructureError
 from srcad.pytree import Treedef
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
@@ -298,3 +299,27 @@ def expand_pytree_params(
     tree.args.defaults = []
     tree.body = _Expand(source, env).block(tree.body)
     return leaves_of
+
+
+def refuse_unknown_structures(source: Source, names: list[str]) -> None:
+    """Refuse a differentiated parameter indexed by string keys when its structure is unknown.
+
+    Without example arguments srcad cannot know that ``params`` is a dict, and code that
+    treats it as one array (``zeros_like(params)``) would crash when run.
+    """
+    for node in gast.walk(source.tree):
+        if (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.value, gast.Name)
+            and node.value.id in names
+            and isinstance(node.slice, gast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            name = node.value.id
+            raise source.error(
+                f"parameter '{name}' is indexed by the key {node.slice.value!r}, but its "
+                "structure is not known: call the derivative with the arguments, or pass "
+                "example arguments (srcad.export(..., example_args=...), --example NAME)",
+                node,
+                UnknownStructureError,
+            )

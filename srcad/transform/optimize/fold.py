@@ -22,7 +22,7 @@ _ARITHMETIC = {
     gast.Pow: operator.pow,
 }
 #: Runtime helpers that may be evaluated at transform time on constant arguments.
-_FOLDABLE = {accumulate.inverse_axes}
+_FOLDABLE = {accumulate.inverse_axes, accumulate.unit_if_zero}
 
 
 def constant_value(node: gast.expr) -> Any:

@@ -51,7 +51,14 @@ def _try_inline(
     return True
 
 
-_IN_PLACE = (inplace.setitem, inplace.restore, inplace.reset, lists.append, lists.pop_gradient)
+_IN_PLACE = (
+    inplace.setitem,
+    inplace.scatter,
+    inplace.restore,
+    inplace.reset,
+    lists.append,
+    lists.drop_gradient,
+)
 
 
 def _updates_in_place(stmt: gast.stmt, namer: Namer) -> bool:

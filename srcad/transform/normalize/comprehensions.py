@@ -1,0 +1,111 @@
+"""List comprehensions and generator expressions become loops appending to a fresh list.
+
+``[f(v) for v in seq if c]`` becomes ``_items = []`` and ``for v_1 in seq: if c_1:
+_items.append(f(v_1))`` before the statement, which then reads ``_items``. This runs before
+local functions are inlined, so a helper called in the element is inlined inside the loop,
+where the loop variable exists. Nested comprehensions (in the element, a condition or a
+later ``for``) become nested loops; the body of each local ``def`` is lowered too.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
+
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
+
+
+class _Lower:
+    def __init__(self, source: Source, namer: Namer) -> None:
+        self.source = source
+        self.namer = namer
+
+    def mark(self, node: gast.stmt, origin: gast.stmt) -> gast.stmt:
+        gast.copy_location(node, origin)
+        setanno(node, "origin", getanno(origin, "origin", origin))
+        return node
+
+    def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in body:
+            if isinstance(stmt, gast.FunctionDef):
+                stmt.body = rewrite_bodies(stmt.body, self.block)
+            elif isinstance(stmt, gast.While):
+                if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(stmt.test)):
+                    raise self.source.error(
+                        "a comprehension in a while condition is not supported yet; "
+                        "assign it to a name first",
+                        stmt.test,
+                    )
+            elif isinstance(stmt, gast.For):
+                stmt.iter = self.hoist(stmt.iter, out, stmt)  # evaluated once, before the loop
+            elif isinstance(stmt, gast.If):
+                stmt.test = self.hoist(stmt.test, out, stmt)
+            else:
+                self.hoist_within(stmt, out, stmt)
+            out.append(stmt)
+        return out
+
+    def hoist(self, node: gast.expr, out: list[gast.stmt], origin: gast.stmt) -> gast.expr:
+        if isinstance(node, _COMPREHENSIONS):
+            return build.load(self.lower(node, out, origin))
+        self.hoist_within(node, out, origin)
+        return node
+
+    def hoist_within(self, node: gast.AST, out: list[gast.stmt], origin: gast.stmt) -> None:
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                for k, child in enumerate(value):
+                    if isinstance(child, gast.expr) and not isinstance(child, gast.Lambda):
+                        value[k] = self.hoist(child, out, origin)
+                    elif isinstance(child, gast.AST) and not isinstance(child, gast.Lambda):
+                        self.hoist_within(child, out, origin)
+            elif isinstance(value, gast.expr) and not isinstance(value, gast.Lambda):
+                setattr(node, field, self.hoist(value, out, origin))
+            elif isinstance(value, gast.AST) and not isinstance(value, gast.Lambda):
+                self.hoist_within(value, out, origin)
+
+    def lower(self, comp: gast.AST, out: list[gast.stmt], origin: gast.stmt) -> str:
+        """Append to ``out`` the statements building ``comp``'s list; the list's name."""
+        result = self.namer.fresh_temp("_items")
+        renames: dict[str, str] = {}
+        headers = []
+        for k, gen in enumerate(comp.generators):
+            if gen.is_async:
+                raise self.source.error("async comprehensions cannot be differentiated", comp)
+            # the first iterable is evaluated outside the comprehension's scope
+            iterable = copy.deepcopy(gen.iter)
+            if k:
+                iterable = RenameNames(dict(renames)).visit(iterable)
+            for target in gast.walk(gen.target):
+                if isinstance(target, gast.Name):
+                    renames[target.id] = self.namer.fresh(target.id)
+            rename = RenameNames(dict(renames))
+            target = rename.visit(copy.deepcopy(gen.target))
+            conditions = [rename.visit(copy.deepcopy(c)) for c in gen.ifs]
+            headers.append((target, iterable, conditions))
+        element = RenameNames(renames).visit(copy.deepcopy(comp.elt))
+        push = build.call(build.attr(build.load(result), "append"), element)
+        inner: list[gast.stmt] = [self.mark(gast.Expr(value=push), origin)]
+        for target, iterable, conditions in reversed(headers):
+            for condition in reversed(conditions):
+                inner = [self.mark(gast.If(test=condition, body=inner, orelse=[]), origin)]
+            loop = gast.For(target=target, iter=iterable, body=inner, orelse=[], type_comment=None)
+            inner = [self.mark(loop, origin)]
+        out.append(self.mark(build.assign(result, gast.List(elts=[], ctx=gast.Load())), origin))
+        out.extend(rewrite_bodies(inner, self.block))
+        return result
+
+
+def lower_comprehensions(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Rewrite every list comprehension and generator expression of ``tree`` into a loop
+    (see module doc)."""
+    tree.body = rewrite_bodies(tree.body, _Lower(source, namer).block)
+    return tree
