@@ -106,7 +106,6 @@ def fill(x):
 
 
 def fill_new(x):
-    # forward mode of fill above also needs y's tangent not to be x's (dy = dx, fix/inputs)
     y = x * 1.5
     y.fill(2.0)
     return np.sum(y * x)
@@ -298,7 +297,7 @@ def inactive_changed(x):
 LOWERED = [
     ufunc_out, ufunc_out_is_input, ufunc_positional_out, ufunc_out_tuple, ufunc_out_where,
     ufunc_out_result, function_out, function_positional_out, method_out, clip_out, copyto,
-    copyto_where, fill_new, fill_active, sort, sort_axis, iadd, imul_result, setitem_dunder,
+    copyto_where, fill, fill_new, fill_active, sort, sort_axis, iadd, imul_result, setitem_dunder,
     add_at, subtract_at, put, put_repeated, put_method_clip, place, putmask, fill_diagonal,
     fill_diagonal_wrap, sum_out_0d, unbound_sort, divide_fresh_out, nested_fresh_out,
     slice_fill, slice_out, rows_sorted, slice_iadd, in_while, in_loop, in_branch,
