@@ -168,7 +168,8 @@ class CustomCall:
 
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
-    if getattr(obj, "__module__", "").startswith("srcad.runtime") or generated_call(obj):
+    module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
+    if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}

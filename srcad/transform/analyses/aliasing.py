@@ -7,8 +7,10 @@ import gast
 _VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
 _VIEW_FUNCTIONS = {
     "reshape", "ravel", "transpose", "squeeze", "expand_dims", "broadcast_to",
-    "asarray", "moveaxis", "swapaxes", "atleast_1d", "atleast_2d",
+    "asarray", "moveaxis", "swapaxes", "atleast_1d", "atleast_2d", "atleast_3d",
+    "flip", "fliplr", "flipud", "rot90", "real", "imag", "permute_dims", "matrix_transpose",
 }  # fmt: skip
+_VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
 
 
 def viewed_name(value: gast.expr) -> str | None:
@@ -17,7 +19,7 @@ def viewed_name(value: gast.expr) -> str | None:
         return value.id
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
         return value.value.id
-    if isinstance(value, gast.Attribute) and value.attr == "T":
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
         return viewed_name(value.value)
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         if value.func.attr in _VIEW_METHODS and isinstance(value.func.value, gast.Name):
