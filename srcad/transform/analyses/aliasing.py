@@ -40,10 +40,11 @@ class Aliases:
 
     def assign(self, target: str, value: gast.expr) -> None:
         """Record ``target = value``."""
-        self._forget(target)
         source = viewed_name(value)
-        if source is not None and source != target:
-            shared = self.others(source) | {source}
+        # ``a = a[::-1]``: the new ``a`` views what the old one shared memory with
+        shared = set() if source is None else (self.others(source) | {source}) - {target}
+        self._forget(target)
+        if shared:
             self.links[target] = shared
             for name in shared:
                 self.links.setdefault(name, set()).add(target)
