@@ -170,7 +170,8 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                         break
                 jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
                 last = walk(stmt.body, inner, _turn(stmt, top), strict)
-                last.merge(jumps.pop()[gast.Break])
+                for exits in jumps.pop().values():  # a last turn may end at either
+                    last.merge(exits)
                 if not _runs(stmt):
                     last.merge(top)  # no turn at all
                 aliases = walk(stmt.orelse, loops, last, strict)
