@@ -125,7 +125,31 @@ def helper_in_loop_then_rebound(y):
     return np.sum(a)
 
 
+def reduced_in_a_zero_trip_loop(y):
+    # the loop's backward code makes a's adjoint uniform (one number spread); after the
+    # loop that fact must be forgotten, as the loop may not have run (specialized code
+    # read the loop's number there: UnboundLocalError)
+    a = y
+    for _ in range(0):
+        a = np.sum(a) * y
+    b = y * 0.5
+    a = np.exp(a)
+    return np.sum(a * b)
+
+
+def reduced_in_a_zero_trip_while(y):
+    a = y
+    n = 0
+    while n < 0:
+        a = np.sum(a) * y
+        n += 1
+    a = np.exp(a)
+    return np.sum(a * y)
+
+
 PROGRAMS = [
+    reduced_in_a_zero_trip_loop,
+    reduced_in_a_zero_trip_while,
     zero_trip_for,
     untaken_if,
     zero_trip_while,
@@ -137,6 +161,12 @@ PROGRAMS = [
     continue_then_rebound,
     fresh_copy_updated_in_place,
 ]
+
+
+@pytest.mark.parametrize("f", [reduced_in_a_zero_trip_loop, reduced_in_a_zero_trip_while])
+def test_first_order(f):
+    srcad.check_grad(f, X.copy(), modes=("fwd", "rev"))
+    srcad.check_grad(f, 0.4 * X, modes=("rev",))  # the same specialized code, called again
 
 
 @pytest.mark.parametrize("f", PROGRAMS)
