@@ -331,3 +331,27 @@ def loop_surely_replaces_the_alias(y):
 
 def test_loop_that_surely_runs_ends_the_alias():
     srcad.check_grad(loop_surely_replaces_the_alias, X.copy(), order=2, modes=("fwd", "rev"))
+
+
+# ---- a parameter not differentiated that a loop or branch makes vary ----
+
+
+def parameter_carried_by_a_loop(y, z):
+    for _ in range(2):
+        y = np.sin(y) * z
+    return np.sum(y)
+
+
+def parameter_rebound_in_a_branch(y, z):
+    if z[0] > 0.0:
+        y = y * z
+    y = np.sin(y)
+    return np.sum(y * z)
+
+
+@pytest.mark.parametrize("f", [parameter_carried_by_a_loop, parameter_rebound_in_a_branch])
+@pytest.mark.parametrize("wrt", [1, (0, 1)])
+def test_parameter_not_differentiated_starts_with_a_zero_tangent(f, wrt):
+    srcad.check_grad(f, X.copy(), U.copy(), wrt=wrt, order=2, modes=("fwd", "rev"))
+    _, tangent = srcad.jvp(f, (X.copy(), U.copy()), (None, X.copy()))
+    assert np.isclose(tangent, np.sum(srcad.grad(f, wrt=1)(X.copy(), U.copy()) * X))
