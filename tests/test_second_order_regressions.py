@@ -147,7 +147,19 @@ def reduced_in_a_zero_trip_while(y):
     return np.sum(a * y)
 
 
+def taken_if_then_reversed(y):
+    # the vjp of its gradient reassigns the cotangent parameter ('ddy = d_t10'), which
+    # copy propagation took for the one assignment of that name: NameError
+    a = y
+    if y[0] < 100.0:
+        a = y
+    a = a[::-1]
+    a = np.sin(a)
+    return np.sum(a)
+
+
 PROGRAMS = [
+    taken_if_then_reversed,
     reduced_in_a_zero_trip_loop,
     reduced_in_a_zero_trip_while,
     zero_trip_for,
@@ -184,6 +196,12 @@ def test_hessian_and_hvp(f):
     expected = _fd_hessian(f, X)
     np.testing.assert_allclose(srcad.hessian(f)(X.copy()), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(srcad.hvp(f, (X.copy(),), (U,)), expected @ U, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", PROGRAMS)
+def test_vjp_of_grad(f):
+    _, pullback = srcad.vjp(srcad.grad(f), X.copy())
+    np.testing.assert_allclose(pullback(U.copy())[0], _fd_hessian(f, X) @ U, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("f", PROGRAMS)
