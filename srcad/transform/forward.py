@@ -539,7 +539,13 @@ def forward(
     ctx.masked = masked_tangents(body, source, local, wrt if masked else ())
     for name in wrt:
         ctx.tangent(name)
-    new_body = ctx.block(body)
+    # a parameter not differentiated that a loop or branch makes vary starts with no tangent
+    starts = [
+        _generated(build.assign(ctx.tangent(p), ctx.zeros(build.load(p))))
+        for p in params
+        if p not in wrt and ctx.active(p)
+    ]
+    new_body = starts + ctx.block(body)
     tangent_params = [build.param(ctx.tangents[name]) for name in wrt]
     namespace = namer.bind_global(array_namespace, "array_namespace")
     prologue = _generated(

@@ -33,6 +33,7 @@ from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
+from srcad.transform.ops import popped_names
 from srcad.transform.optimize import optimize
 from srcad.transform.rebind import namespace_reads, rebind
 from srcad.transform.reverse import reverse
@@ -85,7 +86,7 @@ def normalize(
     tree = desugar_loops(tree, source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
-    return rename(tree, namer, source.lists)
+    return rename(tree, namer, source.lists, popped_names(tree.body, source, local_names(tree)))
 
 
 def transform(

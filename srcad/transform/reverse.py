@@ -333,6 +333,9 @@ class _Sweep:
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
             backward.extend(rev(stmt) if callable(rev) else rev)
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                # what a body knew of uniform adjoints holds only in it (it may not run)
+                self.uniform = {}
         return backward
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:

@@ -30,25 +30,43 @@ def viewed_name(value: gast.expr) -> str | None:
 
 
 class Aliases:
-    """Groups of names that may share memory, as straight-line statements are read in order."""
+    """Pairs of names that may share memory, as statements are read in order; at the end
+    of a branch or loop the pairs of every path are kept (:meth:`merge`)."""
 
     def __init__(self) -> None:
-        self.group: dict[str, set[str]] = {}
+        self.links: dict[str, set[str]] = {}
 
     def others(self, name: str) -> set[str]:
         """Names other than ``name`` that may share its memory."""
-        return self.group.get(name, {name}) - {name}
+        return set(self.links.get(name, ()))
 
     def assign(self, target: str, value: gast.expr) -> None:
         """Record ``target = value``."""
-        self._forget(target)
         source = viewed_name(value)
-        if source is not None and source != target:
-            shared = self.group.setdefault(source, {source})
-            shared.add(target)
-            self.group[target] = shared
+        # ``a = a[::-1]``: the new ``a`` views what the old one shared memory with
+        shared = set() if source is None else (self.others(source) | {source}) - {target}
+        self._forget(target)
+        if shared:
+            self.links[target] = shared
+            for name in shared:
+                self.links.setdefault(name, set()).add(target)
+
+    def copy(self) -> Aliases:
+        """An independent copy (one path of a branch)."""
+        new = Aliases()
+        new.links = {name: set(others) for name, others in self.links.items()}
+        return new
+
+    def merge(self, other: Aliases) -> bool:
+        """Add the pairs of ``other`` (another path to the same point); whether any was new."""
+        changed = False
+        for name, others in other.links.items():
+            mine = self.links.setdefault(name, set())
+            if not others <= mine:
+                mine |= others
+                changed = True
+        return changed
 
     def _forget(self, name: str) -> None:
-        shared = self.group.pop(name, None)
-        if shared is not None:
-            shared.discard(name)
+        for other in self.links.pop(name, ()):
+            self.links.get(other, set()).discard(name)
