@@ -300,6 +300,16 @@ def tape_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[st
     }
 
 
+def popped_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[str]:
+    """Names that take a value off a tape (``a = tape.pop()``) in generated code."""
+    tapes = tape_names(body, source, local)
+    return {
+        stmt.targets[0].id
+        for stmt in all_statements(body)
+        if tape_call(stmt, tapes, "pop") is not None and isinstance(stmt.targets[0], gast.Name)
+    }
+
+
 def tape_call(stmt: gast.stmt, tapes: set[str], method: str) -> gast.Call | None:
     """The call ``tape.push(v)`` (an expression statement) or ``tape.pop()`` (assigned)."""
     value = getattr(stmt, "value", None)
