@@ -376,6 +376,7 @@ def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
     return "ok"
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN on untaken sides, as NumPy warns
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_program(seed):
     order = 2 if seed % SECOND_ORDER_EVERY == 0 else 1
@@ -386,6 +387,7 @@ def test_random_program(seed):
 _hypothesis_seed = seed(START) if CAMPAIGN else (lambda test: test)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @_hypothesis_seed
 @settings(max_examples=HYPOTHESIS_EXAMPLES, database=None, derandomize=CAMPAIGN is None)
 @given(programs())

@@ -214,6 +214,32 @@ def copy_of_a_view_then_update(x, y, w):
     return np.sum(a + u)
 
 
+def fill_then_return(x, y, w):
+    u = np.sin(x) * y
+    u.fill(0.5)
+    return u * w
+
+
+def fill_with_data_in_a_branch(x, y, w):
+    a = x * 1.0
+    u = np.sin(x)
+    if np.mean(u) > 1.65:
+        pass
+    else:
+        u.fill(np.sum(u * y))
+    return (np.sum(a * w), u)
+
+
+def mutating_calls(x, y, w):
+    u = x * y
+    np.multiply(u, x, out=u)
+    np.sin(u, out=u)
+    u.__iadd__(np.tanh(x))
+    u.sort()
+    np.copyto(u, u * x + y)
+    return u * w
+
+
 def keyword_only_default(x, y, w):
     c = x * y
     b, a = pair(keyed(c, k=1.5), keyed(x))
@@ -227,6 +253,12 @@ def helpers_with_defaults_and_a_closure(x, y, w):
 @pytest.mark.parametrize(
     ("f", "spec"),
     [
+        # seeds 27, 485: u.fill(0.5) kept the gradient of what u held before
+        (fill_then_return, Spec((3,), output="array")),
+        # seed 6: u.fill(np.sum(...)) in a branch, a pair output
+        (fill_with_data_in_a_branch, Spec((3,), output="pair")),
+        # seeds 434, 34, 26: out=u, sort and __iadd__ (wrong gradients or refusals)
+        (mutating_calls, Spec((2, 3), output="array")),
         # seed 2: a silently wrong jvp (0.39 off): the tangent of a = u[::-1] * 1.0
         # changed with the later update of u
         (copy_of_a_view_then_update, Spec((3,))),
@@ -338,6 +370,22 @@ def test_forward_over_reverse_of_lists(f, y):
 @pytest.mark.parametrize("y", [Y, np.float64(0.3)], ids=["row", "0-d"])
 def test_reverse_over_reverse_of_lists(f, y):
     srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("rev",))
+
+
+# fuzz seed 368 (second order): a name bound in an untaken branch, then rebound ----------
+def rebound_after_an_untaken_branch(x, y):
+    if np.sum(y) > 54.82:
+        a = x
+    a = y
+    a = np.sin(a)
+    return np.sum(a * x)
+
+
+def test_second_order_after_a_rebinding_in_an_untaken_branch():
+    # was: a wrong forward-over-reverse Hessian-vector product
+    srcad.check_grad(
+        rebound_after_an_untaken_branch, X1, X1 * 0.5, wrt=(0, 1), order=2, modes=("fwd", "rev")
+    )
 
 
 def update_in_place(x):
