@@ -16,6 +16,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
+from srcad.tracebacks import boundary, hide_internal_frames
 from srcad.transform.cache import cached
 from srcad.transform.calls import (
     Checkpointed,
@@ -285,40 +286,44 @@ class _Derivative:
         return generated
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._prefix:
-            args = (*self._prefix, *args)
-        if not kwargs and not self._has_aux:
-            result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
-            if result is not _SLOW:
-                return result
-        check_arrays(args, _labels(self._params, len(args)))
-        check_arrays(kwargs.values(), kwargs)
-        if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
-            with watch(getattr(self._func, "__name__", "f"), args, kwargs):
-                return self(*args[len(self._prefix) :], **kwargs)
-        # generated code takes every argument explicitly, defaults as they are now included
-        positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
-        values = list(positional)
-        structures = _structures(values, self._wrt)
-        gen = self.generated(structures)
-        leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
-        value, grads = gen.function(*_expand(values, structures), **named)
-        aux = None
-        if self._has_aux:
-            value, aux = value
-        if value is None or len(_shape(value)) != 0:
-            _not_scalar(self._func, value)
-        if self._single and not structures:
-            grads = (grads,)
-        fixed: list[Any] = []
-        for g, leaf in zip(grads, leaves):
-            fixed.append(_match(g, leaf, values + fixed))
-        grads = _regroup(fixed, groups)
-        if self._single:
-            grads = grads[0]
-        if self._has_aux:
-            return ((value, aux), grads) if self._with_value else (grads, aux)
-        return (value, grads) if self._with_value else grads
+        try:
+            if self._prefix:
+                args = (*self._prefix, *args)
+            if not kwargs and not self._has_aux:
+                result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
+                if result is not _SLOW:
+                    return result
+            check_arrays(args, _labels(self._params, len(args)))
+            check_arrays(kwargs.values(), kwargs)
+            if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
+                with watch(getattr(self._func, "__name__", "f"), args, kwargs):
+                    return self(*args[len(self._prefix) :], **kwargs)
+            # generated code takes every argument explicitly, defaults as they are now included
+            positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
+            values = list(positional)
+            structures = _structures(values, self._wrt)
+            gen = self.generated(structures)
+            leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
+            value, grads = gen.function(*_expand(values, structures), **named)
+            aux = None
+            if self._has_aux:
+                value, aux = value
+            if value is None or len(_shape(value)) != 0:
+                _not_scalar(self._func, value)
+            if self._single and not structures:
+                grads = (grads,)
+            fixed: list[Any] = []
+            for g, leaf in zip(grads, leaves):
+                fixed.append(_match(g, leaf, values + fixed))
+            grads = _regroup(fixed, groups)
+            if self._single:
+                grads = grads[0]
+            if self._has_aux:
+                return ((value, aux), grads) if self._with_value else (grads, aux)
+            return (value, grads) if self._with_value else grads
+        except Exception as exc:  # (the boundary inline: no extra call on the hot path)
+            hide_internal_frames(exc)
+            raise
 
 
 _SLOW = object()
@@ -456,26 +461,57 @@ def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
-    """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt``.
+@boundary
+def grad(
+    f: Callable | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Any:
+    """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt`` (the
+    first by default).
 
     Usable as ``srcad.grad(f, wrt=...)``, ``@srcad.grad`` or ``@srcad.grad(wrt=...)``.
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
-    ``(gradients, aux)``, as in JAX.
+    ``(gradients, aux)``, as in JAX; ``argnums=`` is JAX's name for ``wrt``.
     """
+    wrt = _argnums(wrt, argnums)
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux)
+        return boundary(lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux))
     return _Derivative(f, wrt, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
+@boundary
+def value_and_grad(
+    f: Callable | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Any:
     """Like :func:`grad`, but the derivative returns ``(value, gradient)``
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
+    wrt = _argnums(wrt, argnums)
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux)
+        return boundary(lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux))
     return _Derivative(f, wrt, with_value=True, has_aux=has_aux)
 
 
+def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
+    """``wrt``, or JAX's ``argnums`` in its place (not both); the first parameter if
+    neither is given."""
+    if argnums is None:
+        return 0 if wrt is None else wrt
+    if wrt is not None:
+        raise TypeError(
+            "give wrt= or argnums= (JAX's name for it), not both: "
+            f"got wrt={wrt!r} and argnums={argnums!r}"
+        )
+    return argnums
+
+
+@boundary
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
 
@@ -518,6 +554,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
 
+    @boundary
     def pullback(cotangent: Any) -> tuple[Any, ...]:
         check_arrays([cotangent], ["cotangent"], "the cotangent")
         ct_leaves, ct_tree = pytree.flatten(cotangent)
@@ -541,6 +578,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+@boundary
 def jvp(
     f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:
@@ -627,7 +665,10 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
     return tree, [_match(0.0, leaf, []) if hasattr(leaf, "shape") else 0.0 for leaf in leaves]
 
 
-def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
+@boundary
+def jacobian(
+    f: Callable, wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
+) -> Callable:
     """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
 
     The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
@@ -637,8 +678,9 @@ def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-    indices, single = _normalize_wrt(f, wrt)
+    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
 
+    @boundary
     def jacobian_of(*args: Any) -> Any:
         check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
@@ -710,13 +752,15 @@ def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
     return [_stack(row, _shape(out), _shape(args[k])) for row, k in zip(rows, indices)]
 
 
-def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
+@boundary
+def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
-    indices, single = _normalize_wrt(f, wrt)
+    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
     gradient = grad(f, wrt=indices)
 
+    @boundary
     def hessian_of(*args: Any) -> Any:
         check_arrays(args, _labels(_positional_params(f), len(args)))
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
@@ -726,6 +770,7 @@ def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
     return hessian_of
 
 
+@boundary
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
     Hessian: one forward-mode pass over the generated gradient. One result per primal
@@ -741,6 +786,7 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     return result[0] if len(primals) == 1 else tuple(result)
 
 
+@boundary
 def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
@@ -766,6 +812,7 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+@boundary
 def checkpoint(fun: Callable) -> Checkpointed:
     """``fun``, whose calls inside differentiated code keep only their arguments for the
     backward pass and run again there (trading time for memory). Checkpoint a function
@@ -775,6 +822,7 @@ def checkpoint(fun: Callable) -> Checkpointed:
     return Checkpointed(fun)
 
 
+@boundary
 def custom_jvp(fun: Callable) -> CustomJVP:
     """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
     ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
@@ -782,6 +830,7 @@ def custom_jvp(fun: Callable) -> CustomJVP:
     return CustomJVP(fun)
 
 
+@boundary
 def custom_vjp(fun: Callable) -> CustomVJP:
     """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
     return CustomVJP(fun)

@@ -168,6 +168,8 @@ class _Forward:
         if rule is not None and rule.results:
             return self.multiple_results(stmt, op, rule, where)
         if not isinstance(target, gast.Name):
+            if rule is None and not op.nondifferentiable:
+                rule_operands(rule, op, self.source, where, tangent=True)  # "no rule for"
             raise self.source.error(
                 "unpacking a differentiable value into several names is not supported yet"
                 + missing_rule_hint(op.callee),

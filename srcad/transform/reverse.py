@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoOutputError
+from srcad.errors import NoOutputError, TransformError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -139,6 +139,9 @@ class _Sweep:
     # untaken branch's infinite or NaN derivative (sqrt at 0, log of a negative) adds 0
     masked: set[str] = field(default_factory=set)
     masking: bool = False
+    # statements the backward sweep could not differentiate, latest first in program order:
+    # the sweep goes on to report the earliest (``eig`` before the ``.real`` of its result)
+    errors: list[TransformError] = field(default_factory=list)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -340,7 +343,12 @@ class _Sweep:
         self.masked = set()
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
-            backward.extend(rev(stmt) if callable(rev) else rev)
+            try:
+                backward.extend(rev(stmt) if callable(rev) else rev)
+            except TransformError as exc:
+                self.errors.append(exc)
+                if isinstance(stmt, gast.Assign):  # its operands' own statements get checked
+                    self.state |= operand_names(stmt.value) & self.ctx.activity.varied
             if not isinstance(stmt, gast.Assign):
                 self.masked = set()
         self.masked = set()
@@ -458,10 +466,14 @@ class _Sweep:
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
+                op = classify(stmt.value, ctx.source, ctx.local)
+                where = getanno(stmt, "expr") or stmt
+                if op.rule is None and not op.nondifferentiable:
+                    rule_operands(None, op, ctx.source, where)  # "no adjoint rule for ..."
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet"
-                    + missing_rule_hint(classify(stmt.value, ctx.source, ctx.local).callee),
-                    getanno(stmt, "expr") or stmt,
+                    + missing_rule_hint(op.callee),
+                    where,
                 )
             origin = getanno(stmt, "origin")
             if origin is not None and origin is not self.last_origin:
@@ -1019,7 +1031,14 @@ def reverse(
     for _ in range(_ROUNDS):
         sweep = _Sweep(ctx, plan, available, loose)
         sweep.state = set(outputs)
-        forward, backward = sweep.block(body)
+        try:
+            forward, backward = sweep.block(body)
+        except Exception:
+            if sweep.errors:  # a consequence of the statements skipped: report the first
+                raise sweep.errors[-1] from None
+            raise
+        if sweep.errors:
+            raise sweep.errors[-1]
         need = _reads_of_primal(backward, ctx)
         readers = dict(sweep.readers)
         for name, group in groups.items():
