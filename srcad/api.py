@@ -26,6 +26,7 @@ from srcad.transform.calls import (
     call_arguments,
 )
 from srcad.transform.codegen import compile_source
+from srcad.transform.hints import RULES_HELP
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
@@ -48,9 +49,21 @@ def _check_function(func: Any) -> None:
     if not callable(func):
         raise TypeError(f"srcad differentiates functions; got {type(func).__name__} {func!r}")
     if not inspect.isfunction(func):
+        kind = type(func).__name__
+        if isinstance(func, type):
+            advice = f"{func.__name__} is a class: differentiate a function or a method of it"
+        elif inspect.isfunction(getattr(type(func), "__call__", None)):  # noqa: B004
+            advice = (
+                f"{func!r} is a {kind} object: differentiate its method instead, "
+                "srcad.grad(obj.__call__) (the object's own arrays are then constants)"
+            )
+        else:
+            advice = (
+                f"{func!r} is a {kind}. Wrap it in a def, or register its derivative with "
+                f"@srcad.adjoint; {RULES_HELP}"
+            )
         raise SourceUnavailableError(
-            f"srcad differentiates Python functions defined with 'def'; {func!r} is a "
-            f"{type(func).__name__}. Wrap it in a def, or register an adjoint rule for it"
+            f"srcad differentiates Python functions defined with 'def'; {advice}"
         )
 
 
@@ -103,9 +116,16 @@ def _check_differentiable(value: Any, name: str) -> None:
             )
         return
     if not isinstance(value, float):
+        kind = type(value).__name__
+        advice = (
+            f"; srcad sees inside dicts, lists, tuples, namedtuples and dataclasses only: "
+            f"make {kind} a @dataclass, or pass its arrays as arguments"
+            if hasattr(value, "__dict__") and not callable(value)
+            else ""
+        )
         raise TypeError(
-            f"cannot differentiate with respect to '{name}': {type(value).__name__} is not a "
-            "float or a floating-point array"
+            f"cannot differentiate with respect to '{name}': {kind} is not a float or a "
+            f"floating-point array (or a pytree of them){advice}"
         )
 
 
@@ -302,8 +322,9 @@ class _Derivative:
             positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
             values = list(positional)
             structures = _structures(values, self._wrt)
+            # checked before transforming: an object srcad cannot see into says so here
+            leaves, groups = _wrt_leaves(values, self._wrt, self._params, structures)
             gen = self.generated(structures)
-            leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
             value, grads = gen.function(*_expand(values, structures), **named)
             aux = None
             if self._has_aux:
