@@ -8,7 +8,10 @@ frames and those of generated code (``<srcad N: gradient of f (file:line)>``) st
 from __future__ import annotations
 
 import functools
+import linecache
 import os
+import sys
+import traceback
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
@@ -16,6 +19,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_COMMENT = "# grad of:"
 _NOTE = (
     "srcad removed its internal frames from this traceback; set "
     "SRCAD_TRACEBACK_FILTERING=off to see them"
@@ -38,6 +42,8 @@ def hide_internal_frames(exc: BaseException) -> None:
 
     Called in an ``except`` block that then re-raises with a bare ``raise``: that keeps the
     traceback set here (the boundary's own frame included, on Python 3.11+)."""
+    if sys.version_info < (3, 13):
+        _print_generated_lines(exc.__traceback__)
     if not filtering():
         return
     seen: set[int] = set()
@@ -54,8 +60,31 @@ def hide_internal_frames(exc: BaseException) -> None:
         # the first entry is the boundary's own frame: dropped means frames were hidden
         if item is exc and kept is not head and hasattr(exc, "add_note"):
             if _NOTE not in getattr(exc, "__notes__", ()):
+                origin = _generated_origin(kept)
+                if origin:
+                    exc.add_note(origin)
                 exc.add_note(_NOTE)
         todo += [item.__cause__, item.__context__]
+
+
+def _generated_origin(tb: TracebackType | None) -> str:
+    """For an error in generated code: the ``# grad of:`` comment its line falls under."""
+    last = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<srcad "):
+            last = tb
+        tb = tb.tb_next
+    if last is None:
+        return ""
+    filename = last.tb_frame.f_code.co_filename
+    lines = linecache.getlines(filename)
+    for text in reversed(lines[: last.tb_lineno]):
+        text = text.strip()
+        if text.startswith(_COMMENT):
+            return f"line {last.tb_lineno} of {filename} is part of: {text}"
+        if text.startswith("def "):
+            break
+    return ""
 
 
 def _kept(tb: TracebackType | None) -> TracebackType | None:
@@ -77,6 +106,30 @@ def _kept(tb: TracebackType | None) -> TracebackType | None:
     if tb is not None and first is not tb and tb.tb_next is not first:
         tb.tb_next = first  # for 3.10 (see above)
     return first
+
+
+def _print_generated_lines(tb: TracebackType | None) -> None:
+    """Before Python 3.13 the interpreter prints uncaught errors itself, skipping the lines of
+    ``<...>`` files, where generated code lives: print them with the traceback module
+    (which reads linecache), as 3.13 does. On 3.10 that printing also drops the boundary's
+    frame (see :func:`_kept`). Only the default hook is replaced."""
+    if sys.excepthook is not sys.__excepthook__:
+        return  # IPython, Jupyter or the program's own: they read linecache or choose
+    generated = sys.version_info < (3, 11)
+    while tb is not None and not generated:
+        generated = tb.tb_frame.f_code.co_filename.startswith("<srcad ")
+        tb = tb.tb_next
+    if generated:
+        sys.excepthook = _print_with_linecache
+
+
+def _print_with_linecache(kind: type, value: BaseException, tb: TracebackType | None) -> None:
+    try:
+        if filtering():
+            tb = _kept(tb)
+        traceback.print_exception(kind, value, tb)
+    except Exception:
+        sys.__excepthook__(kind, value, tb)
 
 
 def boundary(func: F) -> F:
