@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoOutputError, TransformError
+from srcad.errors import NoAdjointError, NoOutputError, TransformError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -32,7 +32,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import missing_rule_hint
+from srcad.transform.calls import generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -139,9 +139,9 @@ class _Sweep:
     # untaken branch's infinite or NaN derivative (sqrt at 0, log of a negative) adds 0
     masked: set[str] = field(default_factory=set)
     masking: bool = False
-    # statements the backward sweep could not differentiate, latest first in program order:
-    # the sweep goes on to report the earliest (``eig`` before the ``.real`` of its result)
-    errors: list[TransformError] = field(default_factory=list)
+    # ops without a rule, latest first in program order: the sweep goes on to report the
+    # earliest (``eig`` rather than the ``.real`` of its result, which fails because of it)
+    errors: list[NoAdjointError] = field(default_factory=list)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -345,10 +345,16 @@ class _Sweep:
         for stmt, rev in zip(reversed(body), reversed(parts)):
             try:
                 backward.extend(rev(stmt) if callable(rev) else rev)
-            except TransformError as exc:
+            except NoAdjointError as exc:
+                if any(exc is e for e in self.errors):
+                    raise  # the one reported, on its way out of a loop or branch
                 self.errors.append(exc)
                 if isinstance(stmt, gast.Assign):  # its operands' own statements get checked
                     self.state |= operand_names(stmt.value) & self.ctx.activity.varied
+            except TransformError:
+                if self.errors:  # met while looking for an earlier missing rule
+                    raise self.errors[-1] from None
+                raise
             if not isinstance(stmt, gast.Assign):
                 self.masked = set()
         self.masked = set()
@@ -468,7 +474,7 @@ class _Sweep:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
                 op = classify(stmt.value, ctx.source, ctx.local)
                 where = getanno(stmt, "expr") or stmt
-                if op.rule is None and not op.nondifferentiable:
+                if op.rule is None and not op.nondifferentiable and not generated_call(op.callee):
                     rule_operands(None, op, ctx.source, where)  # "no adjoint rule for ..."
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet"
