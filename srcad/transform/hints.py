@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from srcad.adjoints.registry import Attribute, Method, lookup
+from srcad.adjoints.registry import Attribute, Method, Operator, lookup
 
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 #: where a user learns to write a rule (the README section and the runnable example)
@@ -45,11 +45,16 @@ def no_rule(op: Any, tangent: bool = False) -> str:
     if advice:
         text += f": {advice}"
     else:
+        what = {Attribute: "attribute read", Operator: "operation"}.get(type(op.key), "call")
         mode = " in forward mode" if tangent else ""
-        text += f": srcad cannot differentiate this call{mode}"
+        text += f": srcad cannot differentiate this {what}{mode}"
     target = f"({op.label})" if callable(op.callee) and _DOTTED.match(op.label) else ""
     how = f"@{decorator}{target}" + (" (reverse mode: @srcad.adjoint)" if tangent else "")
-    return f"{text}. To give it a derivative, register a rule with {how}; {RULES_HELP}"
+    if isinstance(op.key, (Method, Attribute)):
+        how = f"move it into a function of your own and register a rule for that with {how}"
+    else:
+        how = f"register a rule with {how}"
+    return f"{text}. To give it a derivative, {how}; {RULES_HELP}"
 
 
 def _advice(op: Any) -> str:
