@@ -783,7 +783,11 @@ def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) 
 
     @boundary
     def hessian_of(*args: Any) -> Any:
-        check_arrays(args, _labels(_positional_params(f), len(args)))
+        labels = _labels(_positional_params(f), len(args))
+        check_arrays(args, labels)
+        for k in indices:  # before the gradient is transformed (it would meet p.w first)
+            if k < len(args):
+                _check_differentiable(args[k], labels[k])
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table

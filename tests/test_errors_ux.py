@@ -322,6 +322,9 @@ def uses_params(p, x):
         lambda: srcad.value_and_grad(uses_params)(Plain(X.copy()), X),
         lambda: srcad.jvp(uses_params, (Plain(X.copy()), X), (Plain(X.copy()), None)),
         lambda: srcad.grad(lambda ps, x: uses_params(ps["a"], x))({"a": Plain(X.copy())}, X),
+        lambda: srcad.hessian(uses_params)(Plain(X.copy()), X),
+        lambda: srcad.jacobian(uses_params)(Plain(X.copy()), X),
+        lambda: srcad.check_grad(uses_params, Plain(X.copy()), X),
     ],
 )
 def test_an_object_of_a_plain_class_as_a_parameter_says_make_it_a_dataclass(call):
