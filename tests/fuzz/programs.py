@@ -433,7 +433,7 @@ class ProgramWriter:
             # rarer: srcad refuses most views read after an update (a documented refusal),
             # and a refused program checks nothing else
             return self.view(names)
-        if choice < 0.84:
+        if choice < 0.79:  # refused clearly (an alias through a list): rarer
             self.constructs.add("list holding an updated array")
             self.lists += 1
             items = f"items{self.lists}"
