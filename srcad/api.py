@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad import pytree
 from srcad.arraytypes import check_arrays
-from srcad.errors import SourceUnavailableError
+from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
@@ -343,8 +343,30 @@ class _Derivative:
                 return ((value, aux), grads) if self._with_value else (grads, aux)
             return (value, grads) if self._with_value else grads
         except Exception as exc:  # (the boundary inline: no extra call on the hot path)
+            if not isinstance(exc, (TransformError, TypeError)):
+                instead = self._not_scalar_instead(args, kwargs)
+                if instead is not None:
+                    raise instead from None
             hide_internal_frames(exc)
             raise
+
+    def _not_scalar_instead(self, args: tuple, kwargs: dict) -> TypeError | None:
+        """The error to raise when the gradient code failed because the function's output
+        is not a scalar (its backward pass starts from one number: a rule reading the
+        output's shape fails first, e.g. concatenate's ``piece_of``)."""
+        try:
+            value = self._func(*args[len(self._prefix) :], **kwargs)
+        except Exception:
+            return None
+        if self._has_aux and isinstance(value, tuple) and len(value) == 2:
+            value = value[0]
+        if value is not None and len(_shape(value)) == 0:
+            return None
+        try:
+            _not_scalar(self._func, value)
+        except TypeError as error:
+            return error
+        return None
 
 
 _SLOW = object()
@@ -663,7 +685,32 @@ def jvp(
         out, aux = out
     if out is None:
         raise TypeError(f"jvp needs a function that returns a value; {f.__name__} returned None")
+    tangent_out = _dtypes_of(tangent_out, out)
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def _dtypes_of(tangent_out: Any, out: Any) -> Any:
+    """``tangent_out`` with the floating dtype of each output leaf: a Python float's tangent
+    (``dy = 1.0``) selected into a float32 result must not make the tangent float64."""
+    leaves, tree = pytree.flatten(tangent_out)
+    values, _ = pytree.flatten(out)
+    if len(leaves) != len(values):
+        return tangent_out
+    changed = False
+    for k, (leaf, value) in enumerate(zip(leaves, values)):
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and getattr(leaf, "dtype", dtype) != dtype and _floating(value):
+            leaves[k] = array_namespace(leaf).astype(leaf, dtype)
+            changed = True
+    return pytree.unflatten(tree, leaves) if changed else tangent_out
+
+
+def _floating(value: Any) -> bool:
+    """Whether the array ``value`` has a real floating dtype (NumPy's or another library's)."""
+    kind = getattr(value.dtype, "kind", None)
+    if kind is not None:
+        return kind == "f"
+    return bool(array_namespace(value).isdtype(value.dtype, "real floating"))
 
 
 def _unshared(tangent_out: Any, given: list[Any]) -> Any:

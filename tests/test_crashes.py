@@ -366,3 +366,49 @@ def test_plain_arrays_still_take_the_fast_path():
     x = np.array([1.0, 2.0])
     assert np.allclose(derivative(x), [2.0, 4.0])
     assert derivative._plans  # the cached plan of plain ndarrays: no type checks there
+
+
+# ---- grad of a non-scalar output whose backward reads the output's shape ---------------
+# (the backward pass starts from one number; concatenate's rule failed before the check)
+
+
+def concatenated(x):
+    return np.concatenate([x, x * 2.0])
+
+
+def joined_by_r(x):
+    return np.r_[x, x]
+
+
+def stacked(x):
+    return np.stack([x, x])
+
+
+def column(x):
+    return np.concatenate([x, x]).reshape(4, 1)[::2]
+
+
+@pytest.mark.parametrize("f", [concatenated, joined_by_r, stacked, column])
+def test_grad_of_a_non_scalar_output_says_so(f):
+    with pytest.raises(TypeError, match="grad needs a function with a scalar output"):
+        srcad.grad(f)(np.array([1.0, 2.0]))
+
+
+# ---- jvp: a tangent has its output's dtype ------------------------------------------------
+
+
+def selects_a_python_float(x, y):
+    return np.where(x > 0, y, x)
+
+
+def scales_by_a_python_float(x, y):
+    return x * y + y
+
+
+@pytest.mark.parametrize("f", [selects_a_python_float, scales_by_a_python_float])
+def test_jvp_tangent_has_the_dtype_of_the_output(f):
+    x = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    value, tangent = srcad.jvp(f, (x, 0.5), (np.ones(3, np.float32), 1.0))
+    assert value.dtype == np.float32 and tangent.dtype == np.float32
+    expected = (f(x + 1e-3, 0.5 + 1e-3) - f(x - 1e-3, 0.5 - 1e-3)) / 2e-3
+    np.testing.assert_allclose(tangent, expected, rtol=1e-2, atol=1e-3)
