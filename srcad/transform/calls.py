@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srcad import pytree
+from srcad.adjoints.scipy_table import is_scipy
 from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
 
@@ -166,6 +167,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if getattr(obj, "__module__", "").startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
+    if is_scipy(obj):
+        return None  # SciPy's functions have rules, or none at all: never its source
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
     if isinstance(obj, Checkpointed):
@@ -402,6 +405,15 @@ class MethodJVP:
 def _method(obj: Any, name: str) -> Callable:
     """The Python function ``type(obj).name``, or a clear error when there is none."""
     func = getattr(type(obj), name, None)
+    if is_scipy(func):
+        from srcad.errors import NoAdjointError
+
+        raise NoAdjointError(
+            f"no rule for {type(obj).__module__}.{type(obj).__name__}.{name}: srcad does not "
+            "differentiate methods of SciPy objects made at run time (such as a frozen "
+            "distribution); call the module-level function (scipy.stats.norm.logpdf(x, loc, "
+            "scale)) instead"
+        )
     if not inspect.isfunction(func):
         from srcad.errors import NoAdjointError
 

@@ -57,6 +57,15 @@ def rule_operands(
             raise source.error(
                 "building a container of differentiable values is not supported yet", where
             )
+        if op.label.startswith("scipy."):
+            mode = " in forward mode" if tangent else ""
+            raise source.error(
+                f"no rule for {op.label}: srcad cannot differentiate this SciPy function"
+                f"{mode} (see 'SciPy' in srcad's README for those it can); register a rule "
+                f"with srcad.adjoints.{'tangent' if tangent else 'adjoint'}",
+                where,
+                NoAdjointError,
+            )
         kind = (
             "tangent rule for {}: srcad cannot differentiate this call in forward mode; "
             "register one with srcad.tangent"
