@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from opcheck import check, rand
+from opcheck import check, make_function, rand
 
 import srcad
 
@@ -60,10 +60,8 @@ def test_xlogy_at_x_zero_has_derivative_zero_in_y(func):
     assert grads[0] == 0.0 and np.isfinite(grads).all()
 
 
-def lambda_of(expr):
-    from opcheck import make_function
-
-    return make_function(expr, "x, y")
+def lambda_of(expr, namespace=None):
+    return make_function(expr, "x, y", namespace)
 
 
 AXES = [((4,), None), ((2, 3), None), ((2, 3), 0), ((2, 3), 1), ((2, 3, 2), (0, 2))]
@@ -122,3 +120,90 @@ def test_scipy_python_functions_without_rules_are_never_transformed():
     with pytest.raises(srcad.TransformError, match="logsumexp") as info:
         srcad.grad(_logsumexp_sign)(rand(3))
     assert info.value.filename == __file__
+
+
+# ---- scipy.stats ----
+
+LOCATION_SCALE = [
+    ("norm", "logpdf", "", {}),
+    ("norm", "pdf", "", {}),
+    ("norm", "cdf", "", {}),
+    ("norm", "logcdf", "", {}),
+    ("t", "logpdf", "u, ", {}),
+    ("t", "pdf", "u, ", {}),
+    ("gamma", "logpdf", "u, ", dict(low=2.5, high=4.0)),
+    ("gamma", "pdf", "u, ", dict(low=2.5, high=4.0)),
+    ("beta", "logpdf", "u, v, ", dict(low=0.45, high=0.7)),
+    ("beta", "pdf", "u, v, ", dict(low=0.45, high=0.7)),
+]
+
+
+@pytest.mark.parametrize("dist, method, shapes, domain", LOCATION_SCALE)
+def test_location_scale_distributions(dist, method, shapes, domain):
+    x = rand(2, 3, **(domain or dict(low=-2.0, high=2.0)))
+    loc, scale = rand(3, low=-0.2, high=0.2, seed=1), rand(3, low=0.9, high=1.3, seed=2)
+    params = [rand(3, low=1.5, high=3.0, seed=3 + k) for k in range(shapes.count(","))]
+    expr = f"scipy.stats.{dist}.{method}"
+    names = "".join(p + ", " for p in "uv"[: len(params)])
+    check(f"{expr}(x, {names}y, z)", x, loc, scale, *params)
+    check(f"{expr}(x, {names}loc=y, scale=z)", x, loc, scale, *params)
+    check(
+        f"{expr}(x, {names}scale=z)", x, loc, 1.1, *params, wrt=(0, 2, *range(3, 3 + len(params)))
+    )
+    check(f"{expr}(x, {names})", x, loc, scale, *params, wrt=(0, *range(3, 3 + len(params))))
+
+
+def test_norm_logcdf_far_left():
+    check("scipy.stats.norm.logcdf(x, y)", rand(4, low=-40.0, high=-30.0), 0.5)
+
+
+@pytest.mark.parametrize("method", ["logpmf", "pmf"])
+def test_poisson(method):
+    k = np.array([0.0, 1.0, 3.0, 7.0])
+    mu = rand(4, low=0.5, high=4.0)
+    check(f"scipy.stats.poisson.{method}(x, y)", k, mu, wrt=(1,))
+    check(f"scipy.stats.poisson.{method}(x, y, loc=1)", k + 1, mu, wrt=(1,))
+    check(f"scipy.stats.poisson.{method}(x, mu=y)", k, mu, wrt=(1,))
+
+
+@pytest.mark.parametrize("method", ["logpdf", "pdf"])
+@pytest.mark.parametrize("points", [None, 3])
+def test_dirichlet_concentration(method, points):
+    rng = np.random.default_rng(0)
+    x = rng.dirichlet([2.0, 3.0, 4.0], size=points).T  # (3,) or (3, points)
+    check(f"scipy.stats.dirichlet.{method}(x, y)", x, rand(3, low=1.5, high=3.0), wrt=(1,))
+
+
+@pytest.mark.parametrize("method", ["logpdf", "pdf"])
+def test_dirichlet_quantiles_closed_form(method):
+    # SciPy checks that x sums to 1, so finite differences cannot move x alone
+    rng = np.random.default_rng(1)
+    x, alpha = rng.dirichlet([2.0, 3.0, 4.0], size=2).T, np.array([2.0, 3.0, 4.0])
+    f = lambda_of(f"scipy.stats.dirichlet.{method}(x, y) * np.array([1.5, -0.5])")
+    grad = srcad.grad(lambda_of(f"np.sum(scipy.stats.dirichlet.{method}(x, y) * W)",
+                                {"W": np.array([1.5, -0.5])}))(x, alpha)  # fmt: skip
+    value = scipy.stats.dirichlet.__getattribute__(method)(x, alpha)
+    weight = np.array([1.5, -0.5]) * (value if method == "pdf" else 1.0)
+    np.testing.assert_allclose(grad, (alpha - 1)[:, None] / x * weight, rtol=1e-12)
+    tangent = rng.normal(size=x.shape)
+    _, out = srcad.jvp(f, (x, alpha), (tangent, np.zeros(3)))
+    np.testing.assert_allclose(out, np.array([1.5, -0.5]) * (weight / np.array([1.5, -0.5]))
+                               * np.sum((alpha - 1)[:, None] * tangent / x, axis=0))  # fmt: skip
+
+
+def spd(n, seed=0):
+    a = np.random.default_rng(seed).normal(size=(n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+@pytest.mark.parametrize("method", ["logpdf", "pdf"])
+@pytest.mark.parametrize("xshape", [(3,), (4, 3), (1, 3)])
+def test_multivariate_normal(method, xshape):
+    check(f"scipy.stats.multivariate_normal.{method}(x, y, z)",
+          rand(*xshape, low=-1.0, high=1.0), rand(3, low=-0.3, high=0.3, seed=1), spd(3))  # fmt: skip
+
+
+def test_multivariate_normal_reads_the_lower_triangle_of_cov_as_scipy_does():
+    f = lambda_of("scipy.stats.multivariate_normal.logpdf(np.array([0.3, -0.2, 0.5]), x, y)")
+    g = srcad.grad(f, wrt=1)(np.zeros(3), spd(3))
+    assert np.all(np.triu(g, 1) == 0) and np.all(g[np.tril_indices(3, -1)] != 0)

@@ -1,0 +1,1 @@
+"""Adjoints of scipy.linalg."""
