@@ -125,32 +125,33 @@ def test_scipy_python_functions_without_rules_are_never_transformed():
 # ---- scipy.stats ----
 
 LOCATION_SCALE = [
-    ("norm", "logpdf", "", {}),
-    ("norm", "pdf", "", {}),
-    ("norm", "cdf", "", {}),
-    ("norm", "logcdf", "", {}),
-    ("t", "logpdf", "u, ", {}),
-    ("t", "pdf", "u, ", {}),
-    ("gamma", "logpdf", "u, ", dict(low=2.5, high=4.0)),
-    ("gamma", "pdf", "u, ", dict(low=2.5, high=4.0)),
-    ("beta", "logpdf", "u, v, ", dict(low=0.45, high=0.7)),
-    ("beta", "pdf", "u, v, ", dict(low=0.45, high=0.7)),
+    # (distribution, method, number of shape parameters, where x lies)
+    ("norm", "logpdf", 0, dict(low=-2.0, high=2.0)),
+    ("norm", "pdf", 0, dict(low=-2.0, high=2.0)),
+    ("norm", "cdf", 0, dict(low=-2.0, high=2.0)),
+    ("norm", "logcdf", 0, dict(low=-2.0, high=2.0)),
+    ("t", "logpdf", 1, dict(low=-2.0, high=2.0)),
+    ("t", "pdf", 1, dict(low=-2.0, high=2.0)),
+    ("gamma", "logpdf", 1, dict(low=2.5, high=4.0)),
+    ("gamma", "pdf", 1, dict(low=2.5, high=4.0)),
+    ("beta", "logpdf", 2, dict(low=0.35, high=0.55)),
+    ("beta", "pdf", 2, dict(low=0.35, high=0.55)),
 ]
 
 
-@pytest.mark.parametrize("dist, method, shapes, domain", LOCATION_SCALE)
-def test_location_scale_distributions(dist, method, shapes, domain):
-    x = rand(2, 3, **(domain or dict(low=-2.0, high=2.0)))
+@pytest.mark.parametrize("dist, method, count, domain", LOCATION_SCALE)
+def test_location_scale_distributions(dist, method, count, domain):
+    # x, loc (y), scale (z) and the shape parameters (u, v), all differentiated
+    x = rand(2, 3, **domain)
     loc, scale = rand(3, low=-0.2, high=0.2, seed=1), rand(3, low=0.9, high=1.3, seed=2)
-    params = [rand(3, low=1.5, high=3.0, seed=3 + k) for k in range(shapes.count(","))]
+    params = [rand(3, low=1.5, high=3.0, seed=3 + k) for k in range(count)]
+    shapes = tuple(range(3, 3 + count))
     expr = f"scipy.stats.{dist}.{method}"
-    names = "".join(p + ", " for p in "uv"[: len(params)])
+    names = "".join(p + ", " for p in "uv"[:count])
     check(f"{expr}(x, {names}y, z)", x, loc, scale, *params)
     check(f"{expr}(x, {names}loc=y, scale=z)", x, loc, scale, *params)
-    check(
-        f"{expr}(x, {names}scale=z)", x, loc, 1.1, *params, wrt=(0, 2, *range(3, 3 + len(params)))
-    )
-    check(f"{expr}(x, {names})", x, loc, scale, *params, wrt=(0, *range(3, 3 + len(params))))
+    check(f"{expr}(x, {names}scale=z)", x, loc, 1.1, *params, wrt=(0, 2, *shapes))
+    check(f"{expr}(x, {names})", x, loc, scale, *params, wrt=(0, *shapes))
 
 
 def test_norm_logcdf_far_left():
@@ -199,8 +200,9 @@ def spd(n, seed=0):
 @pytest.mark.parametrize("method", ["logpdf", "pdf"])
 @pytest.mark.parametrize("xshape", [(3,), (4, 3), (1, 3)])
 def test_multivariate_normal(method, xshape):
-    check(f"scipy.stats.multivariate_normal.{method}(x, y, z)",
-          rand(*xshape, low=-1.0, high=1.0), rand(3, low=-0.3, high=0.3, seed=1), spd(3))  # fmt: skip
+    x, mean = rand(*xshape, low=-1.0, high=1.0), rand(3, low=-0.3, high=0.3, seed=1)
+    check(f"scipy.stats.multivariate_normal.{method}(x, y, z)", x, mean, spd(3))
+    check(f"scipy.stats.multivariate_normal.{method}(x, mean=y, cov=z)", x, mean, spd(3))
 
 
 def test_multivariate_normal_reads_the_lower_triangle_of_cov_as_scipy_does():
