@@ -39,10 +39,7 @@ RULE_MODULES: dict[str, str] = {
         )
         for method in methods.split()
     },
-    **{
-        f"scipy.linalg.{name}": _LINALG
-        for name in "cholesky cho_factor cho_solve solve_triangular".split()
-    },
+    **{f"scipy.linalg.{name}": _LINALG for name in "cholesky solve_triangular".split()},
 }
 
 

@@ -209,3 +209,40 @@ def test_multivariate_normal_reads_the_lower_triangle_of_cov_as_scipy_does():
     f = lambda_of("scipy.stats.multivariate_normal.logpdf(np.array([0.3, -0.2, 0.5]), x, y)")
     g = srcad.grad(f, wrt=1)(np.zeros(3), spd(3))
     assert np.all(np.triu(g, 1) == 0) and np.all(g[np.tril_indices(3, -1)] != 0)
+
+
+# ---- scipy.linalg ----
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky(lower):
+    check(f"scipy.linalg.cholesky(x, lower={lower})", spd(3))
+    check(f"scipy.linalg.cholesky(x, {lower}) @ y", spd(3), rand(3, 2))
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_reads_one_triangle_as_scipy_does(lower):
+    f = lambda_of(f"np.sum(scipy.linalg.cholesky(x, lower={lower}) * y)")
+    g = srcad.grad(f)(spd(3), rand(3, 3))
+    other = np.triu(g, 1) if lower else np.tril(g, -1)
+    assert np.all(other == 0) and np.all(np.diag(g) != 0)
+
+
+def triangular(n, seed=0):
+    return rand(n, n, seed=seed) + n * np.eye(n)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("bshape", [(3,), (3, 2)])
+def test_solve_triangular(lower, unit, bshape):
+    # the whole of a is random: the other triangle is never read
+    a, b = triangular(3), rand(*bshape, seed=1)
+    check(f"scipy.linalg.solve_triangular(x, y, lower={lower}, unit_diagonal={unit})", a, b)
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2, "N", "T", "C"])
+def test_solve_triangular_trans(trans):
+    a, b = triangular(3), rand(3, 2, seed=1)
+    check(f"scipy.linalg.solve_triangular(x, y, trans={trans!r})", a, b)
+    check(f"scipy.linalg.solve_triangular(x, y, {trans!r}, True, True)", a, b)
