@@ -355,13 +355,15 @@ class MethodVJP:
     """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
     class's method is transformed like any user function, on first use."""
 
-    def __init__(self, name: str, positions: tuple[int, ...]) -> None:
+    def __init__(self, name: str, positions: tuple[int, ...], where: tuple = ()) -> None:
         self.name = name
         self.positions = positions
+        #: the call's (file, line, column, text), for errors raised when it runs
+        self.where = where
         self._handles: dict[Any, CallVJP] = {}
 
     def _handle(self, obj: Any) -> CallVJP:
-        func = _method(obj, self.name)
+        func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
             handle = self._handles[func] = CallVJP(func, tuple(1 + k for k in self.positions))
@@ -385,14 +387,15 @@ class MethodVJP:
 class MethodJVP:
     """Forward-mode calls of ``obj.name(...)`` on an object known only at run time."""
 
-    def __init__(self, name: str, positions: tuple[int, ...]) -> None:
+    def __init__(self, name: str, positions: tuple[int, ...], where: tuple = ()) -> None:
         self.name = name
         self.positions = positions
+        self.where = where
         self._handles: dict[Any, CallJVP] = {}
 
     def __call__(self, tangents: tuple, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of ``obj.name(*args, **kwargs)``."""
-        func = _method(obj, self.name)
+        func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
             handle = self._handles[func] = CallJVP(func, tuple(1 + k for k in self.positions))
@@ -402,17 +405,23 @@ class MethodJVP:
         return f"<srcad.MethodJVP of .{self.name}() wrt arguments {self.positions}>"
 
 
-def _method(obj: Any, name: str) -> Callable:
-    """The Python function ``type(obj).name``, or a clear error when there is none."""
+def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
+    """The Python function ``type(obj).name``, or a clear error (located at ``where``, the
+    call's file, line, column and text) when there is none."""
     func = getattr(type(obj), name, None)
     if is_scipy(func):
         from srcad.errors import NoAdjointError
 
+        filename, lineno, col, text = where or (None, None, None, None)
         raise NoAdjointError(
             f"no rule for {type(obj).__module__}.{type(obj).__name__}.{name}: srcad does not "
             "differentiate methods of SciPy objects made at run time (such as a frozen "
             "distribution); call the module-level function (scipy.stats.norm.logpdf(x, loc, "
-            "scale)) instead"
+            "scale)) instead",
+            filename=filename,
+            lineno=lineno,
+            col=col,
+            source_line=text,
         )
     if not inspect.isfunction(func):
         from srcad.errors import NoAdjointError

@@ -408,7 +408,7 @@ class _Forward:
             )
             arguments = [call.args[k] for k in positions]
             method = op.key.name
-            handle = MethodJVP(method, positions)
+            handle = MethodJVP(method, positions, self.source.location(where))
             func = build.load(self.namer.bind_global(handle, f"{method}_jvp"))
             args = [op.args[0], *call.args]
         tangents = build.tuple_([self.tangent_of(a) for a in arguments])

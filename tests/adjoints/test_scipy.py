@@ -11,7 +11,15 @@ from opcheck import check, make_function, rand
 import srcad
 
 pytest.importorskip("scipy")
+import scipy.linalg  # noqa: E402
 import scipy.special  # noqa: E402
+import scipy.stats  # noqa: E402
+
+
+def spd(n, seed=0):
+    a = np.random.default_rng(seed).normal(size=(n, n))
+    return a @ a.T + n * np.eye(n)
+
 
 POSITIVE = dict(low=0.5, high=2.5)
 UNIT = dict(low=0.1, high=0.9)
@@ -192,11 +200,6 @@ def test_dirichlet_quantiles_closed_form(method):
                                * np.sum((alpha - 1)[:, None] * tangent / x, axis=0))  # fmt: skip
 
 
-def spd(n, seed=0):
-    a = np.random.default_rng(seed).normal(size=(n, n))
-    return a @ a.T + n * np.eye(n)
-
-
 @pytest.mark.parametrize("method", ["logpdf", "pdf"])
 @pytest.mark.parametrize("xshape", [(3,), (4, 3), (1, 3)])
 def test_multivariate_normal(method, xshape):
@@ -246,3 +249,51 @@ def test_solve_triangular_trans(trans):
     a, b = triangular(3), rand(3, 2, seed=1)
     check(f"scipy.linalg.solve_triangular(x, y, trans={trans!r})", a, b)
     check(f"scipy.linalg.solve_triangular(x, y, {trans!r}, True, True)", a, b)
+
+
+# ---- what has no rule: refused at the user's line, SciPy's source never transformed ----
+
+
+def _frozen(x):
+    dist = scipy.stats.norm(0.0, 2.0)
+    return np.sum(dist.logpdf(x))
+
+
+def _survival(x):
+    return np.sum(scipy.stats.norm.sf(x))
+
+
+def _sqrtm(x):
+    return np.sum(scipy.linalg.sqrtm(x))
+
+
+def _cho_solve(x, b):
+    return np.sum(scipy.linalg.cho_solve(scipy.linalg.cho_factor(x), b))
+
+
+@pytest.mark.parametrize(
+    "func, args, name",
+    [
+        (_survival, (rand(3),), "scipy.stats.norm.sf"),
+        (_sqrtm, (spd(2),), "scipy.linalg.sqrtm"),
+        (_cho_solve, (spd(2), rand(2)), "scipy.linalg.cho_"),
+        (_frozen, (rand(3),), "scipy.stats._distn_infrastructure.rv_continuous_frozen.logpdf"),
+    ],
+)
+def test_scipy_without_rule_is_refused_in_both_modes(func, args, name):
+    with pytest.raises(srcad.NoAdjointError, match=f"no rule for {name}") as info:
+        srcad.grad(func, wrt=tuple(range(len(args))))(*args)
+    assert info.value.filename == __file__ and info.value.lineno is not None
+    tangents = tuple(np.ones_like(a) for a in args)
+    with pytest.raises(srcad.NoAdjointError, match=f"no rule for {name}") as info:
+        srcad.jvp(func, args, tangents)
+    assert info.value.filename == __file__ and info.value.lineno is not None
+
+
+def test_every_name_in_the_table_has_both_rules():
+    from srcad.adjoints.registry import lookup, lookup_tangent
+    from srcad.adjoints.scipy_table import RULE_MODULES, resolve
+
+    for name in RULE_MODULES:
+        obj = resolve(name)
+        assert lookup(obj) is not None and lookup_tangent(obj) is not None, name
