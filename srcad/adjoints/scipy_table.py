@@ -16,6 +16,7 @@ import numpy as np
 _SPECIAL = "srcad.adjoints.scipy_special"
 _STATS = "srcad.adjoints.scipy_stats"
 _LINALG = "srcad.adjoints.scipy_linalg"
+_SIGNAL = "srcad.adjoints.scipy_signal"
 
 #: public SciPy name -> the module of srcad that registers its rules
 RULE_MODULES: dict[str, str] = {
@@ -40,6 +41,7 @@ RULE_MODULES: dict[str, str] = {
         for method in methods.split()
     },
     **{f"scipy.linalg.{name}": _LINALG for name in "cholesky solve_triangular".split()},
+    "scipy.signal.convolve": _SIGNAL,
 }
 
 
@@ -89,17 +91,27 @@ def _special_ufunc(obj: Any) -> str | None:
     return None
 
 
-_NAMES: dict[int, tuple[Any, str | None]] = {}
+#: names found, by (id of the function or of the object whose method it is, method name)
+_NAMES: dict[tuple[int, str], tuple[Any, str | None]] = {}
 
 
 def public_name(obj: Any) -> str | None:
-    """The name a user reaches a SciPy object by (``scipy.stats.norm.logpdf``), if any."""
-    found = _NAMES.get(id(obj))
-    if found is not None and found[0] is obj:
-        return found[1]
-    name = _special_ufunc(obj) or _find(obj)
-    _NAMES[id(obj)] = (obj, name)
-    return name
+    """The name a user reaches a SciPy object by (``scipy.stats.norm.logpdf``), if any:
+    the one in RULE_MODULES where there is one (``digamma``, not its alias ``psi``)."""
+    owner = getattr(obj, "__self__", None)
+    target = owner if owner is not None and not isinstance(owner, ModuleType) else obj
+    key = (id(target), getattr(obj, "__name__", "") if target is not obj else "")
+    found = _NAMES.get(key)
+    if found is None or found[0] is not target:
+        found = _NAMES[key] = (target, _ruled(obj) or _special_ufunc(obj) or _find(obj))
+    return found[1]
+
+
+def _ruled(obj: Any) -> str | None:
+    for name in RULE_MODULES:
+        if _scipy_module(name) in sys.modules and resolve(name) == obj:
+            return name
+    return None
 
 
 def _public(module: str) -> str:

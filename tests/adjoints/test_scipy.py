@@ -297,3 +297,17 @@ def test_every_name_in_the_table_has_both_rules():
     for name in RULE_MODULES:
         obj = resolve(name)
         assert lookup(obj) is not None and lookup_tangent(obj) is not None, name
+
+
+# ---- scipy.signal ----
+
+CONVOLVE_SHAPES = [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((4, 5), (2, 3)), ((2, 3), (4, 3))]
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("shapes", CONVOLVE_SHAPES)
+def test_convolve(mode, shapes):
+    # (for 'valid' SciPy needs one input at least as large in every dimension: each is)
+    a, v = rand(*shapes[0]), rand(*shapes[1], seed=1)
+    check(f"scipy.signal.convolve(x, y, mode={mode!r})", a, v)
+    check(f"scipy.signal.convolve(x, y, {mode!r}, 'direct')", a, v)
