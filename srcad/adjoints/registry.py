@@ -146,6 +146,7 @@ def adjoint(
     ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``)."""
 
     def register(template: Callable) -> Callable:
+        _before_user_rule(template)
         rule = _parse(template, shape_preserving, static, outputs)
         for op in ops:
             _RULES[_key(op)] = rule
@@ -162,6 +163,7 @@ def tangent(
     for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent)."""
 
     def register(template: Callable) -> Callable:
+        _before_user_rule(template)
         rule = _parse(template, False, static, outputs)
         for op in ops:
             _TANGENTS[_key(op)] = rule
@@ -192,6 +194,13 @@ def _load_lazy(every: bool = False) -> bool:
         importlib.import_module(module)
         loaded = True
     return loaded
+
+
+def _before_user_rule(template: Callable) -> None:
+    """A user's rule replaces srcad's: load srcad's rules for what the user's code has
+    imported first, so that loading them later cannot undo the user's."""
+    if not getattr(template, "__module__", "").startswith("srcad."):
+        _load_lazy()
 
 
 def _find(table: dict[Any, Any], op: Any) -> Any:

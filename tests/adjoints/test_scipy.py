@@ -3,6 +3,8 @@ differences, in reverse, forward and second order; those without a rule are refu
 
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -311,3 +313,34 @@ def test_convolve(mode, shapes):
     a, v = rand(*shapes[0]), rand(*shapes[1], seed=1)
     check(f"scipy.signal.convolve(x, y, mode={mode!r})", a, v)
     check(f"scipy.signal.convolve(x, y, {mode!r}, 'direct')", a, v)
+
+
+def test_a_users_rule_for_a_scipy_function_wins_over_srcads():
+    code = "import scipy.special, numpy as np, srcad\n" + (
+        "from srcad.adjoints.registry import d\n"
+        "@srcad.adjoint(scipy.special.erf)\n"
+        "def erf_rule(y, x):\n"
+        "    d[x] = 3.0 * d[y]\n"
+        "def f(x):\n"
+        "    return np.sum(scipy.special.erf(x) + scipy.special.expit(x))\n"
+        "print(srcad.grad(f)(np.zeros(2)).tolist())\n"
+    )
+    # in a fresh process, where srcad's SciPy rules are not loaded yet when the user's is
+    # registered (expit's lookup loads them)
+    path = Path(tempfile.mkdtemp()) / "user_rule.py"
+    path.write_text(code)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[3.25, 3.25]"  # (expit's rule is srcad's)
+
+
+def test_srcad_imported_after_scipy_has_its_rules():
+    code = (
+        "import scipy.special, scipy.stats, numpy as np, srcad\n"
+        "f = lambda x: np.sum(scipy.stats.norm.logpdf(x) + scipy.special.expit(x))\n"
+    )
+    path = Path(tempfile.mkdtemp()) / "after.py"
+    path.write_text(code + "print(srcad.check_grad(f, np.array([0.5, -1.0])) < 1e-6)\n")
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
