@@ -1,8 +1,8 @@
-"""Adjoints of scipy.linalg: cholesky and solve_triangular.
+"""Adjoints of scipy.linalg: cholesky and solve_triangular, which read one triangle of
+``a`` as SciPy does (the upper one unless ``lower``), so the gradient lies in that
+triangle; sqrtm and solve_sylvester, whose derivatives are Sylvester equations.
 
-Each reads one triangle of ``a`` as SciPy does (the upper one unless ``lower``), so the
-gradient lies in that triangle. Loaded on first need once the user's code has imported
-scipy.linalg (see scipy_table).
+Loaded on first need once the user's code has imported scipy.linalg (see scipy_table).
 """
 
 from scipy import linalg
@@ -41,6 +41,23 @@ def solve_triangular(
     d[a] = xp.where(flip, gop.T, gop) * keep
 
 
+# ---- Sylvester equations: x solves a x + x b = q; a matrix square root s solves
+# s ds + ds s = da ----
+
+
+@adjoint(linalg.solve_sylvester)
+def solve_sylvester(x, a, b, q):
+    gq = linalg.solve_sylvester(a.T, b.T, d[x])
+    d[q] = gq
+    d[a] = -gq @ x.T
+    d[b] = -x.T @ gq
+
+
+@adjoint(linalg.sqrtm)
+def sqrtm(y, A):
+    d[A] = linalg.solve_sylvester(y.T, y.T, d[y])
+
+
 # ---- tangents ----
 
 
@@ -68,3 +85,15 @@ def solve_triangular_tangent(
     op = xp.where(flip, t.T, t)
     d[y] = xp.linalg.solve(op, d[b])
     d[y] = -xp.linalg.solve(op, xp.where(flip, (d[a] * keep).T, d[a] * keep) @ y)
+
+
+@tangent(linalg.solve_sylvester)
+def solve_sylvester_tangent(x, a, b, q):
+    d[x] = linalg.solve_sylvester(a, b, d[q])
+    d[x] = -linalg.solve_sylvester(a, b, d[a] @ x)
+    d[x] = -linalg.solve_sylvester(a, b, x @ d[b])
+
+
+@tangent(linalg.sqrtm)
+def sqrtm_tangent(y, A):
+    d[y] = linalg.solve_sylvester(y, y, d[A])

@@ -40,7 +40,10 @@ RULE_MODULES: dict[str, str] = {
         )
         for method in methods.split()
     },
-    **{f"scipy.linalg.{name}": _LINALG for name in "cholesky solve_triangular".split()},
+    **{
+        f"scipy.linalg.{name}": _LINALG
+        for name in "cholesky solve_triangular sqrtm solve_sylvester".split()
+    },
     "scipy.signal.convolve": _SIGNAL,
 }
 

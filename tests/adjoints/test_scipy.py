@@ -14,6 +14,7 @@ import srcad
 
 pytest.importorskip("scipy")
 import scipy.linalg  # noqa: E402
+import scipy.signal  # noqa: E402
 import scipy.special  # noqa: E402
 import scipy.stats  # noqa: E402
 
@@ -265,8 +266,8 @@ def _survival(x):
     return np.sum(scipy.stats.norm.sf(x))
 
 
-def _sqrtm(x):
-    return np.sum(scipy.linalg.sqrtm(x))
+def _logm(x):
+    return np.sum(scipy.linalg.logm(x))
 
 
 def _cho_solve(x, b):
@@ -277,7 +278,7 @@ def _cho_solve(x, b):
     "func, args, name",
     [
         (_survival, (rand(3),), "scipy.stats.norm.sf"),
-        (_sqrtm, (spd(2),), "scipy.linalg.sqrtm"),
+        (_logm, (spd(2),), "scipy.linalg.logm"),
         (_cho_solve, (spd(2), rand(2)), "scipy.linalg.cho_"),
         (_frozen, (rand(3),), "scipy.stats._distn_infrastructure.rv_continuous_frozen.logpdf"),
     ],
@@ -299,6 +300,15 @@ def test_every_name_in_the_table_has_both_rules():
     for name in RULE_MODULES:
         obj = resolve(name)
         assert lookup(obj) is not None and lookup_tangent(obj) is not None, name
+
+
+def test_sqrtm():
+    check("scipy.linalg.sqrtm(x)", spd(3))
+    check("scipy.linalg.sqrtm(x)", spd(3) + 0.3 * rand(3, 3, seed=4))  # not symmetric
+
+
+def test_solve_sylvester():
+    check("scipy.linalg.solve_sylvester(x, y, z)", spd(3), spd(2, seed=1), rand(3, 2))
 
 
 # ---- scipy.signal ----
