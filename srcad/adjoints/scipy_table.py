@@ -70,7 +70,12 @@ def is_scipy(obj: Any) -> bool:
     """Whether ``obj`` is a SciPy function, ufunc or method of a SciPy object."""
     if "scipy" not in sys.modules:
         return False
-    return _module_of(obj).startswith("scipy") or _special_ufunc(obj) is not None
+    return _in_scipy(_module_of(obj)) or _special_ufunc(obj) is not None
+
+
+def _in_scipy(module: str) -> bool:
+    """Whether ``module`` is SciPy or one of its modules (not ``scipy_helpers``)."""
+    return module == "scipy" or module.startswith("scipy.")
 
 
 def _module_of(obj: Any) -> str:
@@ -129,7 +134,7 @@ def _public(module: str) -> str:
 
 def _find(obj: Any) -> str | None:
     module = _module_of(obj)
-    if not module.startswith("scipy"):
+    if not _in_scipy(module):
         return None
     owner = getattr(obj, "__self__", None)
     target = owner if owner is not None and not isinstance(owner, ModuleType) else obj

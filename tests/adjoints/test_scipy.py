@@ -354,3 +354,15 @@ def test_srcad_imported_after_scipy_has_its_rules():
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+def test_a_module_whose_name_starts_with_scipy_is_the_users(tmp_path, monkeypatch):
+    (tmp_path / "scipyish_helpers.py").write_text(
+        "import numpy as np\n\n\ndef helper(x):\n    return np.sin(x) * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import scipyish_helpers
+
+    f = make_function("np.sum(H.helper(x))", "x", {"H": scipyish_helpers})
+    x = rand(3)
+    np.testing.assert_allclose(srcad.grad(f)(x), np.cos(x) * x + np.sin(x))
