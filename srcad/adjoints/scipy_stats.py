@@ -52,6 +52,45 @@ def norm_logcdf(y, x, loc=0.0, scale=1.0):
     d[scale] = unbroadcast(-q * z, scale)
 
 
+# ---- cdfs: their derivative in a shape parameter (t's df, gamma's a, beta's a and b) has
+# no closed form: a rule that writes none refuses such a parameter when it varies ----
+
+
+@adjoint(stats.t.cdf)
+def t_cdf(y, x, df, loc=0.0, scale=1.0):
+    q = d[y] * stats.t.pdf(x, df, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.gamma.cdf)
+def gamma_cdf(y, x, a, loc=0.0, scale=1.0):
+    q = d[y] * stats.gamma.pdf(x, a, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.beta.cdf)
+def beta_cdf(y, x, a, b, loc=0.0, scale=1.0):
+    q = d[y] * stats.beta.pdf(x, a, b, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.poisson.cdf, static=("k", "loc"))
+def poisson_cdf(y, k, mu, loc=0):
+    # d/dmu P(K <= n) = -P(K = n), n = floor(k - loc)
+    d[mu] = unbroadcast(-d[y] * stats.poisson.pmf(xp.floor(k - loc), mu), mu)
+
+
+@adjoint(stats.poisson.logcdf, static=("k", "loc"))
+def poisson_logcdf(y, k, mu, loc=0):
+    d[mu] = unbroadcast(-d[y] * xp.exp(stats.poisson.logpmf(xp.floor(k - loc), mu) - y), mu)
+
+
 # ---- Student's t: s is the derivative of the log density in z ----
 
 
@@ -238,6 +277,40 @@ def norm_logcdf_tangent(y, x, loc=0.0, scale=1.0):
     d[y] = d[x] * q
     d[y] = -d[loc] * q
     d[y] = -d[scale] * q * z
+
+
+@tangent(stats.t.cdf)
+def t_cdf_tangent(y, x, df, loc=0.0, scale=1.0):
+    q = stats.t.pdf(x, df, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.gamma.cdf)
+def gamma_cdf_tangent(y, x, a, loc=0.0, scale=1.0):
+    q = stats.gamma.pdf(x, a, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.beta.cdf)
+def beta_cdf_tangent(y, x, a, b, loc=0.0, scale=1.0):
+    q = stats.beta.pdf(x, a, b, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.poisson.cdf, static=("k", "loc"))
+def poisson_cdf_tangent(y, k, mu, loc=0):
+    d[y] = -d[mu] * stats.poisson.pmf(xp.floor(k - loc), mu)
+
+
+@tangent(stats.poisson.logcdf, static=("k", "loc"))
+def poisson_logcdf_tangent(y, k, mu, loc=0):
+    d[y] = -d[mu] * xp.exp(stats.poisson.logpmf(xp.floor(k - loc), mu) - y)
 
 
 @tangent(stats.t.logpdf)

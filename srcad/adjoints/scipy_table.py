@@ -31,11 +31,11 @@ RULE_MODULES: dict[str, str] = {
         f"scipy.stats.{dist}.{method}": _STATS
         for dist, methods in (
             ("norm", "logpdf pdf cdf logcdf"),
-            ("t", "logpdf pdf"),
+            ("t", "logpdf pdf cdf"),
             ("multivariate_normal", "logpdf pdf"),
-            ("poisson", "logpmf pmf"),
-            ("gamma", "logpdf pdf"),
-            ("beta", "logpdf pdf"),
+            ("poisson", "logpmf pmf cdf logcdf"),
+            ("gamma", "logpdf pdf cdf"),
+            ("beta", "logpdf pdf cdf"),
             ("dirichlet", "logpdf pdf"),
         )
         for method in methods.split()

@@ -165,11 +165,31 @@ def test_location_scale_distributions(dist, method, count, domain):
     check(f"{expr}(x, {names})", x, loc, scale, *params, wrt=(0, *shapes))
 
 
+@pytest.mark.parametrize("dist, domain", [(d, dom) for d, m, _, dom in LOCATION_SCALE
+                                          if m == "pdf" and d != "norm"])  # fmt: skip
+def test_cdf_in_x_loc_and_scale(dist, domain):
+    # the shape parameters are constants (literals: the checks differentiate every argument)
+    x = rand(2, 3, **domain)
+    loc, scale = rand(3, low=-0.2, high=0.2, seed=1), rand(3, low=0.9, high=1.3, seed=2)
+    shapes = {"t": "2.5, ", "gamma": "2.0, ", "beta": "2.0, 3.0, "}[dist]
+    check(f"scipy.stats.{dist}.cdf(x, {shapes}y, z)", x, loc, scale)
+
+
+@pytest.mark.parametrize("dist, params", [("t", "x"), ("gamma", "x"), ("beta", "x, 2.0")])
+def test_cdf_refuses_a_varying_shape_parameter(dist, params):
+    f = make_function(f"np.sum(scipy.stats.{dist}.cdf(y, {params}))", "x, y")
+    x, y = 2.0, np.array([0.3, 0.6])
+    with pytest.raises(srcad.TransformError, match="'a'|'df'"):
+        srcad.grad(f)(x, y)
+    with pytest.raises(srcad.TransformError, match="'a'|'df'"):
+        srcad.jvp(f, (x, y), (1.0, np.zeros(2)))
+
+
 def test_norm_logcdf_far_left():
     check("scipy.stats.norm.logcdf(x, y)", rand(4, low=-40.0, high=-30.0), 0.5)
 
 
-@pytest.mark.parametrize("method", ["logpmf", "pmf"])
+@pytest.mark.parametrize("method", ["logpmf", "pmf", "cdf", "logcdf"])
 def test_poisson(method):
     k = np.array([0.0, 1.0, 3.0, 7.0])
     mu = rand(4, low=0.5, high=4.0)
