@@ -109,6 +109,22 @@ def test_import_srcad_does_not_import_scipy():
     assert done.stdout.strip() == "[]"
 
 
+def test_srcad_works_without_scipy():
+    # None in sys.modules makes `import scipy` fail, as where SciPy is not installed
+    code = (
+        "import sys; sys.modules['scipy'] = None\n"
+        "import numpy as np, srcad\n"
+        "from srcad.__main__ import op_table\n"
+        "from srcad.adjoints.registry import lookup\n"
+        "assert lookup(np.tanh) is not None and lookup(len) is None\n"
+        "assert not any(op.startswith('scipy') for op, _, _ in op_table())\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 def _zeta(x):
     return np.sum(scipy.special.zeta(x, 2.0))
 
