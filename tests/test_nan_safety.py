@@ -262,3 +262,319 @@ def test_kinks_on_array_api_strict():
     gx, gy = srcad.grad(backend_kinks, wrt=(0, 1))(xps.asarray(X), xps.asarray([0.5, 1.0, 2.0]))
     np.testing.assert_array_equal(np.asarray(gx), np.zeros(3))
     np.testing.assert_array_equal(np.asarray(gy), np.zeros(3))
+
+
+# ---- forward mode: a selection's tangent is masked too ----
+
+XS = np.array([0.3, -0.7, 1.1, 2.5, -1.5])
+TAKEN = XS > 0
+
+
+def sqrt_of_maximum(x):
+    return np.sum(np.sqrt(np.maximum(x, 0.0)))
+
+
+def sqrt_of_clip(x):
+    return np.sum(np.sqrt(np.clip(x, 0.0, None)))
+
+
+def sqrt_of_where(x):
+    return np.sum(np.sqrt(np.where(x > 0, x, 0.0)))
+
+
+def power_of_fmax(x):
+    return np.sum(np.fmax(x, 0.0) ** 0.5)
+
+
+def cbrt_of_fmin(x):
+    return np.sum(np.cbrt(-np.fmin(-x, 0.0)))
+
+
+def chain_after_minimum(x):
+    m = -np.minimum(x, 0.0) * 2.0
+    return np.sum(1.0 / (1.0 + np.sqrt(np.sqrt(m * m) + m)))
+
+
+def arcsin_of_clip(x):
+    return np.sum(np.arcsin(np.clip(x, -1.0, 1.0)) * x)
+
+
+SELECTED_FIRST = [sqrt_of_maximum, sqrt_of_clip, sqrt_of_where, power_of_fmax, cbrt_of_fmin]
+
+
+def _zero_on(f, x, untaken):
+    """grad, the jvp along each axis, the Hessian (forward over reverse) and reverse over
+    reverse: finite, and exactly zero for the elements a selection did not choose."""
+    g = srcad.grad(f)(x)
+    j = _jacobian_by_jvp(f, x)
+    h = srcad.hessian(f)(x)
+    _, pullback = srcad.vjp(srcad.grad(f), x)
+    hh = np.array([pullback(e)[0] for e in np.eye(x.size)])
+    for name, value in [("grad", g), ("jvp", j), ("hessian", h), ("rev-over-rev", hh)]:
+        assert np.all(np.isfinite(value)), (f.__name__, name, value)
+    np.testing.assert_allclose(g, j, rtol=1e-14)
+    np.testing.assert_array_equal(j[untaken], 0.0)
+    np.testing.assert_array_equal(g[untaken], 0.0)
+    for m in (h, hh):
+        np.testing.assert_array_equal(m[untaken], 0.0)
+        np.testing.assert_array_equal(m[:, untaken], 0.0)
+    return g, h
+
+
+@pytest.mark.parametrize("f", SELECTED_FIRST)
+def test_function_of_a_selection_untaken_side_is_zero_in_both_modes(f):
+    g, h = _zero_on(f, XS, ~TAKEN)
+    np.testing.assert_allclose(g[TAKEN], 0.5 / np.sqrt(XS[TAKEN]) if f is not cbrt_of_fmin
+                               else XS[TAKEN] ** (-2 / 3) / 3)  # fmt: skip
+    srcad.check_grad(f, XS, modes=("rev", "fwd"), order=2)
+
+
+def test_chains_after_a_selection():
+    g, _ = _zero_on(chain_after_minimum, -XS, ~TAKEN)
+    m = 4.0 * XS[TAKEN]
+    np.testing.assert_allclose(g[TAKEN], 4.0 * 0.5 / np.sqrt(m) / (1 + np.sqrt(m)) ** 2)
+    srcad.check_grad(chain_after_minimum, -XS, modes=("rev", "fwd"), order=2)
+    x = np.array([0.3, 1.5, -2.0, 0.5, -0.2])
+    inside = np.abs(x) < 1
+    g, _ = _zero_on(arcsin_of_clip, x, np.zeros(5, bool))  # (x multiplies: not zero outside)
+    np.testing.assert_allclose(g[~inside], np.arcsin(np.clip(x, -1, 1))[~inside])
+    np.testing.assert_allclose(
+        g[inside], np.arcsin(x[inside]) + x[inside] / np.sqrt(1 - x[inside] ** 2)
+    )
+    srcad.check_grad(arcsin_of_clip, np.array([0.3, 1.5, -2.0, 0.5]), modes=("rev", "fwd"))
+
+
+# ---- across branches and loops ----
+
+
+def selected_in_branch(x):
+    y = np.sqrt(x)
+    if x[0] > 0:
+        z = np.where(x > 0, y, 0.0)
+    else:
+        z = x
+    return np.sum(z)
+
+
+def selected_in_loop(x):
+    y = np.sqrt(x)
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(np.where(x > 0, y, 0.0))
+    return s
+
+
+def selected_in_while(x):
+    y = np.log(x)
+    s = 0.0
+    n = 0
+    while n < 3:
+        s = s + np.sum(np.where(x > 0, y * y, 0.0))
+        n += 1
+    return s
+
+
+def sqrt_in_branch_after_selection(x):
+    m = np.clip(x, 0.0, None)
+    if x[0] > 0:
+        z = np.sqrt(m)
+    else:
+        z = m
+    return np.sum(z)
+
+
+def sqrt_in_loop_after_selection(x):
+    h = np.maximum(x, 0.0)
+    for _ in range(2):
+        h = np.sqrt(h) + h
+    return np.sum(h)
+
+
+def test_selection_and_kink_in_different_blocks():
+    pos = np.where(TAKEN, XS, 1.0)
+    root = np.where(TAKEN, 0.5 / np.sqrt(pos), 0.0)
+    g, h = _zero_on(selected_in_branch, XS, ~TAKEN)
+    np.testing.assert_allclose(g, root)
+    np.testing.assert_allclose(np.diag(h), np.where(TAKEN, -0.25 * pos**-1.5, 0.0))
+    g, _ = _zero_on(selected_in_loop, XS, ~TAKEN)
+    np.testing.assert_allclose(g, 2 * root)
+    g, _ = _zero_on(selected_in_while, XS, ~TAKEN)
+    np.testing.assert_allclose(g, np.where(TAKEN, 6 * np.log(pos) / pos, 0.0))
+    g, _ = _zero_on(sqrt_in_branch_after_selection, XS, ~TAKEN)
+    np.testing.assert_allclose(g, root)
+    g, _ = _zero_on(sqrt_in_loop_after_selection, XS, ~TAKEN)
+    h1 = np.sqrt(pos) + pos
+    expected = (0.5 / np.sqrt(h1) + 1) * (0.5 / np.sqrt(pos) + 1)
+    np.testing.assert_allclose(g, np.where(TAKEN, expected, 0.0))
+    for f in (selected_in_branch, selected_in_loop, selected_in_while,
+              sqrt_in_branch_after_selection, sqrt_in_loop_after_selection):  # fmt: skip
+        srcad.check_grad(f, XS, modes=("rev", "fwd"), order=2)
+    # the other branch: no selection on that path, sqrt's own derivative (NaN below 0)
+    x = -np.abs(XS)
+    assert np.all(srcad.grad(selected_in_branch)(x) == 1.0)
+    assert np.all(_jacobian_by_jvp(sqrt_in_branch_after_selection, x) == 0.0)
+
+
+# ---- through calls of the user's functions ----
+
+
+def _root(v):
+    return np.sqrt(v)
+
+
+def _scaled_root(v):
+    return 2.0 * _root(v) + v
+
+
+def where_of_helper(x):
+    return np.sum(np.where(x > 0, _root(x), 0.0))
+
+
+def where_of_nested_helper(x):
+    return np.sum(np.where(x > 0, _scaled_root(x), 0.0))
+
+
+def helper_of_selection(x):
+    return np.sum(_root(np.maximum(x, 0.0)))
+
+
+def nested_helper_of_selection(x):
+    return np.sum(_scaled_root(np.where(x > 0, x, 0.0)))
+
+
+_checkpointed_root = srcad.checkpoint(_root)
+
+
+def where_of_checkpoint(x):
+    return np.sum(np.where(x > 0, _checkpointed_root(x), 0.0))
+
+
+class _Roots:
+    def root(self, v):
+        return np.sqrt(v)
+
+
+def where_of_method(x, obj):
+    return np.sum(np.where(x > 0, obj.root(x), 0.0))
+
+
+def test_helpers_see_the_mask_of_their_caller():
+    pos = np.where(TAKEN, XS, 1.0)
+    root = np.where(TAKEN, 0.5 / np.sqrt(pos), 0.0)
+    for f, expected in [
+        (where_of_helper, root),
+        (helper_of_selection, root),
+        (where_of_nested_helper, np.where(TAKEN, 2 * root + 1, 0.0)),
+        (nested_helper_of_selection, np.where(TAKEN, 2 * root + 1, 0.0)),
+        (where_of_checkpoint, root),
+    ]:
+        g = srcad.grad(f)(XS)
+        j = _jacobian_by_jvp(f, XS)
+        np.testing.assert_allclose(g, expected, err_msg=f.__name__)
+        np.testing.assert_array_equal(j, g)
+        np.testing.assert_array_equal(g[~TAKEN], 0.0)
+        srcad.check_grad(f, XS, modes=("rev", "fwd"))
+    g = srcad.grad(where_of_method)(XS, _Roots())
+    np.testing.assert_allclose(g, root)
+    j = np.array([srcad.jvp(where_of_method, (XS, _Roots()), (e, None))[1] for e in np.eye(5)])
+    np.testing.assert_array_equal(j, g)
+
+
+def _recursive_root(v, n):
+    if n == 0:
+        return np.sqrt(v)
+    return _recursive_root(v, n - 1) * 1.0
+
+
+def where_of_recursive_helper(x):
+    return np.sum(np.where(x > 0, _recursive_root(x, 2), 0.0))
+
+
+def recursive_helper_of_selection(x):
+    return np.sum(_recursive_root(np.maximum(x, 0.0), 2))
+
+
+def test_recursive_helpers_see_the_mask():
+    root = np.where(TAKEN, 0.5 / np.sqrt(np.where(TAKEN, XS, 1.0)), 0.0)
+    for f in (where_of_recursive_helper, recursive_helper_of_selection):
+        np.testing.assert_allclose(srcad.grad(f)(XS), root)
+        np.testing.assert_allclose(_jacobian_by_jvp(f, XS), root)
+        np.testing.assert_array_equal(_jacobian_by_jvp(f, XS)[~TAKEN], 0.0)
+
+
+def sum_of_helper(x):
+    return np.sum(_root(x))
+
+
+def test_unmasked_calls_keep_their_own_derivative():
+    # the same helper called without a selection: the caller passes an ordinary cotangent
+    assert np.isnan(srcad.grad(sum_of_helper)(XS)[1])
+    assert srcad.grad(where_of_helper)(XS)[1] == 0.0
+
+
+# ---- through indexing and reshaping (elements moved, not mixed) ----
+
+
+def where_of_sliced_sqrt(x):
+    return np.sum(np.where(x[:2] > 0, np.sqrt(x)[:2], 0.0))
+
+
+def sqrt_of_reshaped_maximum(x):
+    m = np.maximum(x, 0.0).reshape(x.size, 1)
+    return np.sum(np.sqrt(m.T))
+
+
+def where_of_reshaped_sqrt(x):
+    return np.sum(np.where(x > 0, np.sqrt(x.reshape(x.size, 1)).ravel(), 0.0))
+
+
+def sqrt_of_element_of_maximum(x):
+    return np.sqrt(np.maximum(x, 0.0)[1]) + np.sum(np.flip(np.sqrt(np.clip(x, 0.0, None))))
+
+
+def test_masks_pass_through_indexing_and_reshaping():
+    pos = np.where(TAKEN, XS, 1.0)
+    root = np.where(TAKEN, 0.5 / np.sqrt(pos), 0.0)
+    g, _ = _zero_on(where_of_sliced_sqrt, XS, ~np.array([1, 0, 0, 0, 0], bool))
+    np.testing.assert_allclose(g[0], root[0])
+    for f in (sqrt_of_reshaped_maximum, where_of_reshaped_sqrt, sqrt_of_element_of_maximum):
+        g, _ = _zero_on(f, XS, ~TAKEN)
+        np.testing.assert_allclose(g, root, err_msg=f.__name__)
+        srcad.check_grad(f, XS, modes=("rev", "fwd"), order=2)
+
+
+# ---- what the guarantee does not cover, and ordinary code ----
+
+
+def matmul_between(x):
+    return np.sum(np.where(x > 0, np.ones((3, 3)) @ np.sqrt(x), 0.0))
+
+
+def test_mixing_elements_ends_the_guarantee():
+    # the matmul mixes the untaken element's NaN value into every element: no derivative
+    g = srcad.grad(matmul_between)(X)
+    assert np.isnan(g[1])
+
+
+def ordinary(x):
+    s = np.sqrt(x)
+    t = 0.0
+    for _ in range(2):
+        if t < 1.0:
+            t = t + np.sum(np.log(s) * _root(x))
+    return t
+
+
+def relu_mlp(x):
+    h = np.maximum(x, 0.0)
+    return np.sum(np.tanh(np.outer(h, h) @ x))
+
+
+def test_no_mask_in_ordinary_code_in_either_mode():
+    for mode in ("rev", "fwd"):
+        assert "!= 0" not in srcad.source(ordinary, mode=mode)
+    # the chain ends at the product (outer, @), in both modes
+    for mode in ("rev", "fwd"):
+        assert "!= 0" not in srcad.source(relu_mlp, mode=mode)
+    assert srcad.source(sqrt_of_maximum, mode="fwd").count("!= 0") == 1
+    assert srcad.source(plain, mode="fwd").count("!= 0") == 0

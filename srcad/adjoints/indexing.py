@@ -5,6 +5,7 @@ import numpy as np
 from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import add_at, along_axis_index, unbroadcast
 from srcad.runtime.inplace import scatter, setitem, surviving, zeroed
+from srcad.runtime.puts import diagonal_positions, flat_positions, put_gathered, put_values
 
 
 @adjoint(GETITEM)
@@ -46,6 +47,21 @@ def scatter_(y, x, index, value):
     d[x] = zeroed(d[y], index)
 
 
+# np.put and its relatives, lowered to put_values (transform/normalize/mutating_calls.py)
+@adjoint(put_values, static=("indices", "mode"))
+def put_values_adjoint(y, array, indices, values, mode="raise"):
+    d[array] = put_values(d[y], indices, 0.0, mode)
+    d[values] = put_gathered(d[y], indices, values, mode)
+
+
+@adjoint(put_gathered, static=("indices", "values", "mode"))
+def put_gathered_adjoint(y, g, indices, values, mode="raise"):
+    d[g] = put_values(xp.zeros_like(g), indices, d[y], mode)
+
+
+nondifferentiable(flat_positions, diagonal_positions)
+
+
 # ---- tangents ----
 
 
@@ -68,3 +84,14 @@ def scatter_tangent(y, x, index, value):
 @tangent(np.take_along_axis)
 def take_along_axis_tangent(y, arr, indices, axis=-1):
     d[y] = xp.take_along_axis(d[arr], indices, axis=axis)
+
+
+@tangent(put_values, static=("indices", "mode"))
+def put_values_tangent(y, array, indices, values, mode="raise"):
+    # one contribution reading both: where one does not vary its zeros are what is written
+    d[y] = put_values(d[array], indices, d[values], mode)
+
+
+@tangent(put_gathered, static=("indices", "values", "mode"))
+def put_gathered_tangent(y, g, indices, values, mode="raise"):
+    d[y] = put_gathered(d[g], indices, values, mode)

@@ -35,6 +35,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
     shape = _shape(x)
     if _shape(g) == shape:
+        if not shape and isinstance(x, numpy.ndarray) and not isinstance(g, numpy.ndarray):
+            return numpy.asarray(g)  # a number for a 0-d array, which updates index
         return g
     if len(_shape(g)) < len(shape):
         xp = array_namespace(g, x)

@@ -45,11 +45,13 @@ def cached(
     has_aux: bool = False,
     structures: tuple = (),
     facts: tuple | None = None,
+    masked: bool = False,
 ) -> Generated:
     """The derivative of ``func`` (``mode``: grad, vjp or jvp), transformed again only when
-    stale."""
+    stale; ``masked``: the variant whose derivatives flowing in may be masked (see
+    srcad/transform/analyses/masking.py)."""
     global builds
-    key, kept = _key(func, wrt, single, mode, has_aux, structures, facts)
+    key, kept = _key(func, wrt, single, mode, has_aux, structures, facts, masked)
     found = _CACHE.get(key)
     if found is not None and _valid(found, kept, func):
         try:
@@ -64,7 +66,7 @@ def cached(
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                generated = transform(func, wrt, single, mode, has_aux, structures, facts)
+                generated = transform(func, wrt, single, mode, has_aux, structures, facts, masked)
             except RecursionError:
                 code = func.__code__
                 raise UnsupportedConstructError(

@@ -138,6 +138,10 @@ class CheckpointCall:
         """How many values the callee returns, once it has been transformed."""
         return self.inner.result_count()
 
+    def masked(self) -> CheckpointCall:
+        """The variant whose backward treats its cotangents as masked (see CallVJP)."""
+        return CheckpointCall(self.inner.masked())
+
 
 class CustomCall:
     """Calls of a :class:`CustomVJP` function from generated code."""
@@ -165,7 +169,8 @@ class CustomCall:
 
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
-    if getattr(obj, "__module__", "").startswith("srcad.runtime") or generated_call(obj):
+    module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
+    if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
     if is_scipy(obj):
         return None  # SciPy's functions have rules, or none at all: never its source
@@ -263,11 +268,28 @@ class _CallHandle:
 
     mode = ""
 
-    def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
+    def __init__(
+        self, obj: Any, wrt: tuple[int, ...], structures: tuple = (), zero_safe: bool = False
+    ) -> None:
+        self.obj = obj
         self.func, self.args, self.kwargs = user_callee(obj)
         self.wrt = tuple(len(self.args) + k for k in wrt)
         self.structures = structures
+        #: the caller's derivatives flowing in may be zero where one of its selections did
+        #: not choose a value: the callee's elementwise rules then multiply zero-safely
+        self.zero_safe = zero_safe
         self._generated = None
+        self._masked: _CallHandle | None = None
+
+    def masked(self) -> _CallHandle:
+        """The same calls, with the derivatives flowing in treated as masked (cotangents
+        in reverse mode, tangents in forward mode)."""
+        if self.zero_safe:
+            return self
+        if self._masked is None:
+            wrt = tuple(k - len(self.args) for k in self.wrt)
+            self._masked = type(self)(self.obj, wrt, self.structures, zero_safe=True)
+        return self._masked
 
     def generated(self) -> Any:
         """The callee's compiled derivative, transformed again when stale."""
@@ -275,9 +297,8 @@ class _CallHandle:
         if gen is None or not gen.snapshot.current(self.func):
             from srcad.transform.cache import cached
 
-            gen = self._generated = cached(
-                self.func, self.wrt, False, self.mode, False, self.structures
-            )
+            options = (False, self.mode, False, self.structures)
+            gen = self._generated = cached(self.func, self.wrt, *options, masked=self.zero_safe)
         return gen
 
 
@@ -315,8 +336,10 @@ class CallJVP(_CallHandle):
 
     mode = "jvp"
 
-    def __init__(self, obj: Any, wrt: tuple[int, ...], structures: tuple = ()) -> None:
-        super().__init__(obj, wrt, structures)
+    def __init__(
+        self, obj: Any, wrt: tuple[int, ...], structures: tuple = (), zero_safe: bool = False
+    ) -> None:
+        super().__init__(obj, wrt, structures, zero_safe)
         self.signature = LiveSignature(self.func)
 
     def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -355,18 +378,26 @@ class MethodVJP:
     """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
     class's method is transformed like any user function, on first use."""
 
-    def __init__(self, name: str, positions: tuple[int, ...], where: tuple = ()) -> None:
+    def __init__(
+        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
+    ) -> None:
         self.name = name
         self.positions = positions
+        self.zero_safe = zero_safe
         #: the call's (file, line, column, text), for errors raised when it runs
         self.where = where
         self._handles: dict[Any, CallVJP] = {}
+
+    def masked(self) -> MethodVJP:
+        """The variant whose backward treats its cotangents as masked (see CallVJP)."""
+        return MethodVJP(self.name, self.positions, zero_safe=True, where=self.where)
 
     def _handle(self, obj: Any) -> CallVJP:
         func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
-            handle = self._handles[func] = CallVJP(func, tuple(1 + k for k in self.positions))
+            wrt = tuple(1 + k for k in self.positions)
+            handle = self._handles[func] = CallVJP(func, wrt, zero_safe=self.zero_safe)
         return handle
 
     def forward(self, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -387,18 +418,26 @@ class MethodVJP:
 class MethodJVP:
     """Forward-mode calls of ``obj.name(...)`` on an object known only at run time."""
 
-    def __init__(self, name: str, positions: tuple[int, ...], where: tuple = ()) -> None:
+    def __init__(
+        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
+    ) -> None:
         self.name = name
         self.positions = positions
+        self.zero_safe = zero_safe
         self.where = where
         self._handles: dict[Any, CallJVP] = {}
+
+    def masked(self) -> MethodJVP:
+        """The variant that treats the tangents passed in as masked (see CallJVP)."""
+        return MethodJVP(self.name, self.positions, zero_safe=True, where=self.where)
 
     def __call__(self, tangents: tuple, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of ``obj.name(*args, **kwargs)``."""
         func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
-            handle = self._handles[func] = CallJVP(func, tuple(1 + k for k in self.positions))
+            wrt = tuple(1 + k for k in self.positions)
+            handle = self._handles[func] = CallJVP(func, wrt, zero_safe=self.zero_safe)
         return handle(tangents, obj, *args, **kwargs)
 
     def __repr__(self) -> str:
@@ -425,10 +464,13 @@ def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
         )
     if not inspect.isfunction(func):
         from srcad.errors import NoAdjointError
+        from srcad.transform.hints import RULES_HELP
 
         raise NoAdjointError(
             f"{type(obj).__name__}.{name}() has no derivative rule and is not a Python "
-            "function srcad can transform"
+            "function srcad can transform; register one with @srcad.adjoint (forward mode: "
+            f"@srcad.tangent), or wrap the call in a function given srcad.custom_vjp; "
+            f"{RULES_HELP}"
         )
     return func
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.transform.analyses.aliasing import Aliases
+from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.walk import own_parts
 
@@ -97,9 +97,9 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                     visit(block, inner)
 
     visit(body, [])
-    aliases = Aliases()
+    position = {id(stmt): k for k, (stmt, _) in enumerate(order)}
 
-    def shared_later(k: int, loops: list[gast.stmt], name: str) -> list[str]:
+    def shared_later(k: int, loops: list[gast.stmt], name: str, aliases: Aliases) -> list[str]:
         """Other names sharing ``name``'s memory that are read after statement ``k``."""
         later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
         for loop in loops:  # a loop's next turn reads what the whole loop reads
@@ -110,10 +110,16 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
             }
         return sorted(aliases.others(name) & later)
 
-    for k, (stmt, loops) in enumerate(order):
+    def check(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
+        k = position[id(stmt)]
+        changed = _first_target(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign)) else None
+        if isinstance(changed, gast.Subscript):
+            changed = changed.value
+        if isinstance(changed, gast.Name) and changed.id in aliases.containers:
+            return  # xs += [v], d[k] = v change the container, not the arrays it holds
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
-            shared = shared_later(k, loops, name)
+            shared = shared_later(k, loops, name, aliases)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which may share memory with "
@@ -122,13 +128,12 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                     "a new array, or copy first",
                     stmt,
                 )
-            aliases.assign(name, gast.Constant(value=None, kind=None))
         elif isinstance(stmt, (gast.Assign, gast.AugAssign)) and isinstance(
             _first_target(stmt), gast.Subscript
         ):
             # y[i] = v changes y's memory: any other name viewing it would change too
             name = _first_target(stmt).value.id
-            shared = shared_later(k, loops, name)
+            shared = shared_later(k, loops, name, aliases)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which shares memory with "
@@ -137,10 +142,8 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                     f"({shared[0]} = {name}.copy())",
                     stmt,
                 )
-        elif isinstance(stmt, gast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, gast.Name):
-                    aliases.assign(target.id, stmt.value)
+
+    carry(body, check)
 
 
 def _first_target(stmt: gast.stmt) -> gast.expr:

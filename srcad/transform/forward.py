@@ -19,6 +19,12 @@ from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
+from srcad.transform.analyses.masking import (
+    SELECTIONS,
+    is_elementwise,
+    keeps_zeros,
+    masked_tangents,
+)
 from srcad.transform.analyses.shapes import SameShape, analyse_shapes
 from srcad.transform.analyses.tbr import stable_names
 from srcad.transform.anno import getanno, setanno
@@ -28,6 +34,7 @@ from srcad.transform.calls import (
     CustomJVPCall,
     CustomVJP,
     MethodJVP,
+    generated_call,
     missing_rule_hint,
 )
 from srcad.transform.callsites import (
@@ -76,6 +83,10 @@ class _Forward:
     tapes: set[str] = field(default_factory=set)
     tangents: dict[str, str] = field(default_factory=dict)
     handles: dict[tuple, str] = field(default_factory=dict)
+    #: names whose tangent may be zero where a selection did not choose the value (see
+    #: srcad/transform/analyses/masking.py): elementwise rules reading them multiply
+    #: zero-safely, so an untaken branch's infinite or NaN derivative adds 0
+    masked: frozenset[str] = frozenset()
 
     def tangent(self, name: str) -> str:
         if name not in self.tangents:
@@ -168,6 +179,8 @@ class _Forward:
         if rule is not None and rule.results:
             return self.multiple_results(stmt, op, rule, where)
         if not isinstance(target, gast.Name):
+            if rule is None and not op.nondifferentiable and not generated_call(op.callee):
+                rule_operands(rule, op, self.source, where, tangent=True)  # "no rule for"
             raise self.source.error(
                 "unpacking a differentiable value into several names is not supported yet"
                 + missing_rule_hint(op.callee),
@@ -206,7 +219,8 @@ class _Forward:
             body = instantiate(rule, build.load(result), bound, self.namer, self.xp_name)
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
-        tangent_stmts = self.contributions(body, name, op.label, where)
+        safe = is_elementwise(op.rule) and op.rule.name not in SELECTIONS
+        tangent_stmts = self.contributions(body, name, op.label, where, safe)
         if (
             op.key not in (inplace.setitem, inplace.scatter)
             and name in self.sharing
@@ -247,10 +261,16 @@ class _Forward:
                 )
 
     def contributions(
-        self, body: list[gast.stmt], name: str | list[str], label: str, where: gast.AST
+        self,
+        body: list[gast.stmt],
+        name: str | list[str],
+        label: str,
+        where: gast.AST,
+        zero_safe: bool = False,
     ) -> list[gast.stmt]:
         """The template's temporaries, then one assignment of the summed contributions per
-        result (``name``: the result, or the list of an op's results)."""
+        result (``name``: the result, or the list of an op's results); with ``zero_safe``
+        (an elementwise rule) a term reading a masked tangent is zero where it is."""
         names = name if isinstance(name, list) else [name]
         temps: list[gast.stmt] = []
         terms: dict[str, list[tuple[gast.expr, list[gast.expr]]]] = {n: [] for n in names}
@@ -274,7 +294,15 @@ class _Forward:
             varies = any(isinstance(r, gast.Name) and self.active(r.id) for r in reads) or bool(
                 operand_names(tstmt.value) & varying
             )
+            masked = [
+                r.id
+                for r in reads
+                if isinstance(r, gast.Name) and r.id in self.masked and self.active(r.id)
+            ]
+            safe = zero_safe and masked and not keeps_zeros(tstmt.value)
             value = _TangentReader(self).visit(tstmt.value)
+            if safe:
+                value = self.zero_safe(value, masked)
             if isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT:
                 # d[y] for the (single) result, d[w] for one of several, d[results] for all
                 key = dest.slice.id if len(names) > 1 and isinstance(dest.slice, gast.Name) else "*"
@@ -312,6 +340,23 @@ class _Forward:
                     value = build.binop(value, gast.Add(), term)
             out.append(_generated(build.assign(self.tangent(n), value)))
         return out
+
+    def zero_safe(self, term: gast.expr, masked: list[str]) -> gast.expr:
+        """``where(dx != 0, term, 0)`` for each masked tangent ``dx`` the term reads, inside
+        the rule's ``broadcast_like``."""
+        helper = self.namer.globals.get(getattr(getattr(term, "func", None), "id", None))
+        if helper is tangents.broadcast_like:
+            term.args[0] = self.zero_safe(term.args[0], masked)
+            return term
+        for name in masked:
+            nonzero = gast.Compare(
+                left=build.load(self.tangent(name)), ops=[gast.NotEq()],
+                comparators=[build.const(0)],
+            )  # fmt: skip
+            term = build.call(
+                build.attr(build.load(self.xp_name), "where"), nonzero, term, build.const(0)
+            )
+        return term
 
     def multiple_results(self, stmt: gast.Assign, op, rule, where: gast.AST) -> list[gast.stmt]:
         """``w, v = op(a)``, then the tangent of each result."""
@@ -394,7 +439,7 @@ class _Forward:
                 handle = CallJVP(op.callee, tuple(wrt), structures)
                 label = getattr(handle.func, "__name__", "f")
                 self.handles[key] = self.namer.bind_global(handle, f"{identifier(label)}_jvp")
-            func = build.load(self.handles[key])
+            func = build.load(self.masked_handle(self.handles[key], arguments))
             args = list(op.args)
         else:
             for kw in call.keywords:
@@ -408,8 +453,10 @@ class _Forward:
             )
             arguments = [call.args[k] for k in positions]
             method = op.key.name
-            handle = MethodJVP(method, positions, self.source.location(where))
-            func = build.load(self.namer.bind_global(handle, f"{method}_jvp"))
+            handle = MethodJVP(method, positions, where=self.source.location(where))
+            func = build.load(
+                self.masked_handle(self.namer.bind_global(handle, f"{method}_jvp"), arguments)
+            )
             args = [op.args[0], *call.args]
         tangents = build.tuple_([self.tangent_of(a) for a in arguments])
         if len(outputs) == 1:
@@ -423,6 +470,14 @@ class _Forward:
         stmt.value = gast.Call(func=func, args=[tangents, *args], keywords=call.keywords)
         setanno(stmt, "pure", False)
         return [stmt, *self.own_results(outputs)]
+
+    def masked_handle(self, handle: str, arguments: list[gast.expr]) -> str:
+        """The variant of a user function's forward-mode handle that treats the tangents
+        passed in as masked, when one of them may be."""
+        variant = getattr(self.namer.globals[handle], "masked", None)
+        if variant is None or not set().union(*map(operand_names, arguments)) & self.masked:
+            return handle  # (a derivative written by hand: its own rules apply)
+        return self.namer.bind_global(variant(), handle + "_masked")
 
 
 def _tangent_reads(value: gast.expr) -> list[gast.expr]:
@@ -461,10 +516,11 @@ def _generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
 
 
 def forward(
-    tree: gast.FunctionDef, source: Source, namer: Namer, wrt: list[str]
+    tree: gast.FunctionDef, source: Source, namer: Namer, wrt: list[str], masked: bool = False
 ) -> gast.FunctionDef:
     """Build the forward-mode function of the normalized ``tree``: it takes the parameters,
-    then one tangent per ``wrt`` parameter, and returns ``(value, tangent)``."""
+    then one tangent per ``wrt`` parameter, and returns ``(value, tangent)``; ``masked``:
+    those tangents may be zero where a caller's selection did not choose a value."""
     body = list(tree.body)
     ret = body.pop()
     output = ret.value.id
@@ -483,9 +539,16 @@ def forward(
     stable = stable_names(body, inputs) - updated
     shapes = analyse_shapes(body, source, local, frozenset(stable))
     ctx = _Forward(source, namer, local, activity, xp_name, updated, sharing, shapes, tapes)
+    ctx.masked = masked_tangents(body, source, local, wrt if masked else ())
     for name in wrt:
         ctx.tangent(name)
-    new_body = ctx.block(body)
+    # a parameter not differentiated that a loop or branch makes vary starts with no tangent
+    starts = [
+        _generated(build.assign(ctx.tangent(p), ctx.zeros(build.load(p))))
+        for p in params
+        if p not in wrt and ctx.active(p)
+    ]
+    new_body = starts + ctx.block(body)
     tangent_params = [build.param(ctx.tangents[name]) for name in wrt]
     namespace = namer.bind_global(array_namespace, "array_namespace")
     prologue = _generated(

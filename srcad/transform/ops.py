@@ -62,7 +62,7 @@ def _describe(obj: Any, fallback: str) -> str:
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if name is None:
-        return fallback
+        return f"call of a {type(obj).__name__} object" if callable(obj) else fallback
     if module in ("numpy", "builtins") or not module:
         return f"np.{name}" if module == "numpy" else name
     return f"{module}.{name}"
@@ -300,6 +300,16 @@ def tape_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[st
         and isinstance(stmt.targets[0], gast.Name)
         and isinstance(stmt.value, gast.Call)
         and source.resolve(stmt.value.func, local) is Tape
+    }
+
+
+def popped_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[str]:
+    """Names that take a value off a tape (``a = tape.pop()``) in generated code."""
+    tapes = tape_names(body, source, local)
+    return {
+        stmt.targets[0].id
+        for stmt in all_statements(body)
+        if tape_call(stmt, tapes, "pop") is not None and isinstance(stmt.targets[0], gast.Name)
     }
 
 

@@ -26,12 +26,14 @@ from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.updates import functional_updates
+from srcad.transform.ops import popped_names
 from srcad.transform.optimize import optimize
 from srcad.transform.rebind import namespace_reads, rebind
 from srcad.transform.reverse import reverse
@@ -71,6 +73,7 @@ def normalize(
     tree = inline_local_functions(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
+    lower_mutating_calls(tree, source, namer)
     tree = fence(tree, source)
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
@@ -83,7 +86,7 @@ def normalize(
     tree = desugar_loops(tree, source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
-    return rename(tree, namer, source.lists)
+    return rename(tree, namer, source.lists, popped_names(tree.body, source, local_names(tree)))
 
 
 def transform(
@@ -94,6 +97,7 @@ def transform(
     has_aux: bool = False,
     structures: tuple = (),
     facts: tuple | None = None,
+    masked: bool = False,
 ) -> Generated:
     """Transform ``func`` into its derivative: reverse mode (``mode``: grad or vjp) or
     forward mode (``mode="jvp"``: the function takes the parameters, then one tangent per
@@ -106,6 +110,9 @@ def transform(
     ``facts`` specializes reverse mode for NumPy arrays and Python numbers: one
     ``(ndim, full)`` per positional argument (``full``: no axis of length 1); the code then
     says ``np`` and ``math`` instead of asking the arguments for their namespace.
+    ``masked``: the cotangents (reverse) or tangents (forward) passed in may be zero where
+    a caller's selection did not choose a value; the elementwise rules reading them then
+    multiply zero-safely.
     """
     source = parse_function(func)
     unbind_namespaces(source)
@@ -124,10 +131,10 @@ def transform(
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     if mode == "jvp":
-        result = forward(tree, source, namer, wrt_names)
+        result = forward(tree, source, namer, wrt_names, masked)
     else:
         ranks = dict(zip(params, facts)) if facts is not None else None
-        result = reverse(tree, source, namer, wrt_names, single, mode, ranks)
+        result = reverse(tree, source, namer, wrt_names, single, mode, ranks, masked)
     functions = result if isinstance(result, list) else [result]
     texts = []
     reads = [entry for entries in source.reads.values() for entry in entries]

@@ -16,12 +16,18 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoOutputError
+from srcad.errors import NoAdjointError, NoOutputError, TransformError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
 from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.masking import (
+    SELECTIONS,
+    is_elementwise,
+    keeps_zeros,
+    masked_adjoints,
+)
 from srcad.transform.analyses.shapes import Rank, SameShape, analyse_ranks, analyse_shapes
 from srcad.transform.analyses.tbr import (
     Recording,
@@ -32,7 +38,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import missing_rule_hint
+from srcad.transform.calls import generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -64,13 +70,6 @@ _BROADCAST_TRANSPARENT = {
     "where", "clip", "matmul", "dot", "identity", "neg", "copy",
 }  # fmt: skip
 _ROUNDS = 8
-#: Rules whose adjoint selects: the gradient of an operand is zero where it was not chosen.
-_SELECTIONS = {"where", "clip", "maximum", "minimum", "fmax", "fmin"}
-#: Elementwise rules of two operands (one-operand ones are ``shape_preserving``).
-_ELEMENTWISE = _SELECTIONS | {
-    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "hypot", "arctan2",
-    "logaddexp", "logaddexp2",
-}  # fmt: skip
 #: Rules that take a list built in the function as a list (its gradient is a list).
 _LIST_AWARE = {
     "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
@@ -97,6 +96,10 @@ class _Context:
     tapes: dict[str, str] = field(default_factory=dict)
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
     ranks: dict[str, Rank] = field(default_factory=dict)
+    #: names whose adjoint may be zero where a selection did not choose the value (see
+    #: srcad/transform/analyses/masking.py): the elementwise rules reading them multiply
+    #: zero-safely, so an untaken branch's infinite or NaN derivative adds 0
+    masked: frozenset[str] = frozenset()
 
     def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
         """``(array, index)`` if ``stmt`` is an in-place element update."""
@@ -134,11 +137,9 @@ class _Sweep:
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
     uniform: dict[str, gast.expr] = field(default_factory=dict)
-    # adjoints that are exactly zero wherever a selection (np.where, clip, maximum, ...) did
-    # not choose the value: the elementwise rules reading them multiply zero-safely, so an
-    # untaken branch's infinite or NaN derivative (sqrt at 0, log of a negative) adds 0
-    masked: set[str] = field(default_factory=set)
-    masking: bool = False
+    # ops without a rule, latest first in program order: the sweep goes on to report the
+    # earliest (``eig`` rather than the ``.real`` of its result, which fails because of it)
+    errors: list[NoAdjointError] = field(default_factory=list)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -175,10 +176,6 @@ class _Sweep:
         seed = None if name in self.state or loose or was_loose else self.uniform_seed(value, name)
         if loose:
             self.loose.add(name)
-        if not self.masking:
-            self.masked.discard(name)
-        elif name not in self.state:
-            self.masked.add(name)
         if name in self.state:
             if name in self.ctx.source.lists:
                 helper = self.ctx.namer.bind_global(lists.add_gradients, "add_gradients")
@@ -336,14 +333,23 @@ class _Sweep:
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
-        # masks hold within one straight-line block (a branch or loop body may add to them)
-        self.masked = set()
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
-            backward.extend(rev(stmt) if callable(rev) else rev)
-            if not isinstance(stmt, gast.Assign):
-                self.masked = set()
-        self.masked = set()
+            try:
+                backward.extend(rev(stmt) if callable(rev) else rev)
+            except NoAdjointError as exc:
+                if any(exc is e for e in self.errors):
+                    raise  # the one reported, on its way out of a loop or branch
+                self.errors.append(exc)
+                if isinstance(stmt, gast.Assign):  # its operands' own statements get checked
+                    self.state |= operand_names(stmt.value) & self.ctx.activity.varied
+            except TransformError:
+                if self.errors:  # met while looking for an earlier missing rule
+                    raise self.errors[-1] from None
+                raise
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                # what a body knew of uniform adjoints holds only in it (it may not run)
+                self.uniform = {}
         return backward
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
@@ -458,10 +464,14 @@ class _Sweep:
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
+                op = classify(stmt.value, ctx.source, ctx.local)
+                where = getanno(stmt, "expr") or stmt
+                if op.rule is None and not op.nondifferentiable and not generated_call(op.callee):
+                    rule_operands(None, op, ctx.source, where)  # "no adjoint rule for ..."
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet"
-                    + missing_rule_hint(classify(stmt.value, ctx.source, ctx.local).callee),
-                    getanno(stmt, "expr") or stmt,
+                    + missing_rule_hint(op.callee),
+                    where,
                 )
             origin = getanno(stmt, "origin")
             if origin is not None and origin is not self.last_origin:
@@ -473,7 +483,6 @@ class _Sweep:
             if name not in self.contributed:  # an op reading its own target re-adds it
                 self.state.discard(name)
                 self.owned.discard(name)
-                self.masked.discard(name)
         self.forget_uniform(set(names))
         parts = ctx.setitem_parts(stmt)
         if id(stmt) in self.plan.pushed and parts is not None:
@@ -575,15 +584,13 @@ class _Sweep:
             reader.renamed = {name: incoming}
             self.state.discard(name)
         read_uniform = fell_back = False
-        elementwise = rule.shape_preserving or rule.name in _ELEMENTWISE
-        chained = elementwise and name in self.masked and name not in reader.renamed
-        self.masking = rule.name in _SELECTIONS or chained
+        chained = is_elementwise(rule) and rule.name not in SELECTIONS and name in ctx.masked
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
                 reader.lazy = False
                 tvalue = tstmt.value
-                if chained and rule.name not in _SELECTIONS and _is_adjoint_store(dest):
+                if chained and _is_adjoint_store(dest):
                     tvalue = self.zero_safe(tvalue, name)
                 value = reader.visit(tvalue)
                 spread = None
@@ -614,7 +621,6 @@ class _Sweep:
                 out.append(_generated(new))
             else:
                 out.append(_generated(reader.visit(tstmt), False))
-        self.masking = False
         if read_uniform and not fell_back:
             # the broadcast adjoint is read no more: its operand need not be kept
             setanno(uniform[1], "superseded", True)
@@ -623,7 +629,7 @@ class _Sweep:
     def zero_safe(self, term: gast.expr, name: str) -> gast.expr:
         """``term`` (an elementwise rule's contribution from ``d[name]``) made zero where
         ``d[name]`` is: ``where(d[name] != 0, term, 0)``, inside the rule's unbroadcast."""
-        if _reads_only_adjoint(term):
+        if keeps_zeros(term):
             return term  # -d[y] or d[y] itself: zeros stay zeros
         func = getattr(term, "func", None)
         if (
@@ -941,16 +947,6 @@ def _is_adjoint_store(dest: gast.expr) -> bool:
     return isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT
 
 
-def _reads_only_adjoint(term: gast.expr) -> bool:
-    """Whether ``term`` reads nothing but ``d[y]`` and numbers (``-d[y]``, ``0.1 * d[y]``):
-    a zero gradient stays zero there."""
-    inside = set()
-    for node in gast.walk(term):
-        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) == ADJOINT:
-            inside.update(id(n) for n in gast.walk(node))
-    return not any(isinstance(n, gast.Name) and id(n) not in inside for n in gast.walk(term))
-
-
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
     local = ctx.local
     found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
@@ -965,6 +961,7 @@ def reverse(
     single: bool,
     mode: str = "grad",
     facts: dict[str, Rank] | None = None,
+    masked: bool = False,
 ) -> gast.FunctionDef | list[gast.FunctionDef]:
     """Build the gradient function of the normalized ``tree`` with respect to ``wrt``.
 
@@ -977,6 +974,10 @@ def reverse(
     arguments of those ranks: exact reductions instead of broadcasting helpers, and in
     ``"gradient"`` mode the value is returned too (``"returns_value"`` on the result) unless
     the ranks prove it a scalar (the caller checks that the function's output is one).
+
+    ``masked``: the cotangents of the outputs may be zero where a selection in the caller
+    did not choose them (a helper's call there); the backward rules reading them then
+    multiply zero-safely.
     """
     body = list(tree.body)
     ret = body.pop()
@@ -1008,6 +1009,8 @@ def reverse(
         {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
+    ctx.masked = masked_adjoints(body, source, local, outputs if masked else ())
+    _mask_user_calls(body, ctx)
     if facts is not None:
         ctx.ranks = analyse_ranks(body, source, local, facts)
     seeds = [ctx.adjoint_names.setdefault(o, namer.adjoint(o)) for o in outputs]
@@ -1019,7 +1022,14 @@ def reverse(
     for _ in range(_ROUNDS):
         sweep = _Sweep(ctx, plan, available, loose)
         sweep.state = set(outputs)
-        forward, backward = sweep.block(body)
+        try:
+            forward, backward = sweep.block(body)
+        except Exception:
+            if sweep.errors:  # a consequence of the statements skipped: report the first
+                raise sweep.errors[-1] from None
+            raise
+        if sweep.errors:
+            raise sweep.errors[-1]
         need = _reads_of_primal(backward, ctx)
         readers = dict(sweep.readers)
         for name, group in groups.items():
@@ -1167,6 +1177,20 @@ def reverse(
     setanno(bwd, "xp_name", ctx.xp_name)
     setanno(bwd, "residuals_param", bwd_args.args[0].id)
     return [fwd, bwd]
+
+
+def _mask_user_calls(body: list[gast.stmt], ctx: _Context) -> None:
+    """Calls of user functions whose results' adjoints may be masked call the variant of
+    the function's derivative that treats its cotangent as masked."""
+    for stmt in all_statements(body):
+        call = getanno(stmt, "user_call")
+        if call is None or not set(call.outputs) & ctx.masked:
+            continue
+        variant = getattr(ctx.namer.globals[call.handle], "masked", None)
+        if variant is None:
+            continue  # a derivative written by hand: its own rules apply
+        call.handle = ctx.namer.bind_global(variant(), call.handle + "_masked")
+        stmt.value.func = build.attr(build.load(call.handle), "forward")
 
 
 def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gast.stmt]]:

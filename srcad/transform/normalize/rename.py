@@ -20,17 +20,24 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import merged_names
 
 
-def rename(tree: gast.FunctionDef, namer: Namer, lists: set[str] | None = None) -> gast.FunctionDef:
+def rename(
+    tree: gast.FunctionDef,
+    namer: Namer,
+    lists: set[str] | None = None,
+    popped: set[str] | None = None,
+) -> gast.FunctionDef:
     """Give every redefinition of a name in ``tree`` a fresh name; update the reads.
 
     Names assigned inside ``if``/``for``/``while`` keep one name throughout: their values
     merge at the end of branches and loops, where the reverse pass restores them instead.
+    So do names in ``popped`` (generated code's ``a = tape.pop()``): the push of ``a``
+    and its pop must name one variable, since that is how the analyses pair them.
     A fresh name for a list (a name in ``lists``, as ``xs = append(xs, v)`` outside loops)
     is added to ``lists``: it names a list too.
     """
     args = tree.args
     defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    merged = merged_names(tree, getanno(tree, "inplace"))
+    merged = merged_names(tree, getanno(tree, "inplace")) | set(popped or ())
     current: dict[str, str] = {}
     for stmt in tree.body:
         stores = []

@@ -76,9 +76,11 @@ def in_loops(tree: gast.AST) -> set[str]:
 
 
 def counts(tree: gast.FunctionDef) -> tuple[Counter, Counter]:
-    """How often each name is read, and assigned, anywhere in ``tree``."""
+    """How often each name is read, and assigned (parameters included), in ``tree``."""
     read: Counter = Counter()
-    written: Counter = Counter()
+    # a parameter is assigned on entry: one more assignment makes it a name of two values
+    args = tree.args
+    written: Counter = Counter(a.id for a in args.posonlyargs + args.args + args.kwonlyargs)
     for body in bodies(tree):
         for stmt in body:
             if isinstance(stmt, gast.FunctionDef):
