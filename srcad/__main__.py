@@ -20,6 +20,7 @@ from srcad.adjoints.registry import (
     registered,
     registered_tangents,
 )
+from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform.templates import stored_params
 
 _OPERATORS = {
@@ -48,6 +49,8 @@ def _label(key: Any) -> str:
         return f"x.{key.name}"
     if isinstance(key, Operator):
         return _OPERATORS.get(key.name, key.name)
+    if is_scipy(key):
+        return public_name(key) or repr(key)
     module = getattr(key, "__module__", None) or ""
     if module.startswith("srcad"):
         name = getattr(key, "__name__", "")

@@ -20,6 +20,7 @@ from srcad.testing import numerical_grad
 _DIR = Path(tempfile.mkdtemp(prefix="srcad-opcheck-"))
 _serial = itertools.count()
 PARAMS = "xyzuvw"
+SCIPY_MODULES = ("special", "stats", "linalg", "signal")
 
 
 def make_function(
@@ -50,8 +51,10 @@ def _write_function(body: str, params: str, namespace: dict[str, Any] | None, be
     name = f"opcheck_{next(_serial)}"
     path = _DIR / f"{name}.py"
     first = f"    {before}\n" if before else ""
+    # SciPy only where the expression uses it: srcad must find it imported by user code
+    scipy = "".join(f"import scipy.{m}\n" for m in SCIPY_MODULES if f"scipy.{m}." in body + before)
     path.write_text(
-        f"import math\nimport numpy as np\n\n\ndef f({params}):\n{first}    return {body}\n"
+        f"import math\nimport numpy as np\n{scipy}\n\ndef f({params}):\n{first}    return {body}\n"
     )
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

@@ -13,7 +13,9 @@ vary); where it also reads other tangents, those are materialized as zeros.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,6 +146,7 @@ def adjoint(
     ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``)."""
 
     def register(template: Callable) -> Callable:
+        _before_user_rule(template)
         rule = _parse(template, shape_preserving, static, outputs)
         for op in ops:
             _RULES[_key(op)] = rule
@@ -160,6 +163,7 @@ def tangent(
     for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent)."""
 
     def register(template: Callable) -> Callable:
+        _before_user_rule(template)
         rule = _parse(template, False, static, outputs)
         for op in ops:
             _TANGENTS[_key(op)] = rule
@@ -174,20 +178,50 @@ def nondifferentiable(*ops: Any) -> None:
         _NONDIFF.add(_key(op))
 
 
-def lookup(op: Any) -> Rule | None:
-    """The adjoint rule registered for ``op``."""
+def _load_lazy(every: bool = False) -> bool:
+    """Import the rule modules (SciPy's) whose library the user's code has imported by now,
+    or with ``every`` each one whose library can be imported; whether any was loaded."""
+    from srcad.adjoints.scipy_table import NEEDS
+
+    loaded = False
+    for module, needs in NEEDS.items():
+        if module in sys.modules or not (needs in sys.modules or every):
+            continue
+        try:
+            importlib.import_module(needs)
+        except ImportError:
+            continue
+        importlib.import_module(module)
+        loaded = True
+    return loaded
+
+
+def _before_user_rule(template: Callable) -> None:
+    """A user's rule replaces srcad's: load srcad's rules for what the user's code has
+    imported first, so that loading them later cannot undo the user's."""
+    if not getattr(template, "__module__", "").startswith("srcad."):
+        _load_lazy()
+
+
+def _find(table: dict[Any, Any], op: Any) -> Any:
     try:
-        return _RULES.get(_key(op))
+        key = _key(op)
+        found = table.get(key)
     except TypeError:
         return None
+    if found is None and _load_lazy():
+        found = table.get(key)
+    return found
+
+
+def lookup(op: Any) -> Rule | None:
+    """The adjoint rule registered for ``op``."""
+    return _find(_RULES, op)
 
 
 def lookup_tangent(op: Any) -> Rule | None:
     """The tangent rule registered for ``op``."""
-    try:
-        return _TANGENTS.get(_key(op))
-    except TypeError:
-        return None
+    return _find(_TANGENTS, op)
 
 
 def is_nondifferentiable(op: Any) -> bool:
@@ -199,12 +233,14 @@ def is_nondifferentiable(op: Any) -> bool:
 
 
 def registered() -> dict[Any, Rule]:
-    """Every registered adjoint rule by key."""
+    """Every registered adjoint rule by key (SciPy's included, where it is installed)."""
+    _load_lazy(every=True)
     return dict(_RULES)
 
 
 def registered_tangents() -> dict[Any, Rule]:
-    """Every registered tangent rule by key."""
+    """Every registered tangent rule by key (SciPy's included, where it is installed)."""
+    _load_lazy(every=True)
     return dict(_TANGENTS)
 
 

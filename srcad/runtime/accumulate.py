@@ -642,3 +642,8 @@ def piece_of(g: Any, xs: Sequence[Any], i: int, axis: int | None = 0) -> Any:
     axis = axis % len(_shape(g))
     start = sum(_shape(x)[axis] for x in xs[:i])
     return g[(slice(None),) * axis + (slice(start, start + _shape(xs[i])[axis]),)]
+
+
+def weighted(p: Any, b: Any) -> Any:
+    """``p * b``, or ``p`` where there are no weights (``b`` is None)."""
+    return p if b is None else p * b

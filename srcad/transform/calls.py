@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srcad import pytree
+from srcad.adjoints.scipy_table import is_scipy
 from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
 
@@ -171,6 +172,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
     if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
+    if is_scipy(obj):
+        return None  # SciPy's functions have rules, or none at all: never its source
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
     if isinstance(obj, Checkpointed):
@@ -375,18 +378,22 @@ class MethodVJP:
     """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
     class's method is transformed like any user function, on first use."""
 
-    def __init__(self, name: str, positions: tuple[int, ...], zero_safe: bool = False) -> None:
+    def __init__(
+        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
+    ) -> None:
         self.name = name
         self.positions = positions
         self.zero_safe = zero_safe
+        #: the call's (file, line, column, text), for errors raised when it runs
+        self.where = where
         self._handles: dict[Any, CallVJP] = {}
 
     def masked(self) -> MethodVJP:
         """The variant whose backward treats its cotangents as masked (see CallVJP)."""
-        return MethodVJP(self.name, self.positions, zero_safe=True)
+        return MethodVJP(self.name, self.positions, zero_safe=True, where=self.where)
 
     def _handle(self, obj: Any) -> CallVJP:
-        func = _method(obj, self.name)
+        func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
             wrt = tuple(1 + k for k in self.positions)
@@ -411,19 +418,22 @@ class MethodVJP:
 class MethodJVP:
     """Forward-mode calls of ``obj.name(...)`` on an object known only at run time."""
 
-    def __init__(self, name: str, positions: tuple[int, ...], zero_safe: bool = False) -> None:
+    def __init__(
+        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
+    ) -> None:
         self.name = name
         self.positions = positions
         self.zero_safe = zero_safe
+        self.where = where
         self._handles: dict[Any, CallJVP] = {}
 
     def masked(self) -> MethodJVP:
         """The variant that treats the tangents passed in as masked (see CallJVP)."""
-        return MethodJVP(self.name, self.positions, zero_safe=True)
+        return MethodJVP(self.name, self.positions, zero_safe=True, where=self.where)
 
     def __call__(self, tangents: tuple, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` of ``obj.name(*args, **kwargs)``."""
-        func = _method(obj, self.name)
+        func = _method(obj, self.name, self.where)
         handle = self._handles.get(func)
         if handle is None:
             wrt = tuple(1 + k for k in self.positions)
@@ -434,9 +444,24 @@ class MethodJVP:
         return f"<srcad.MethodJVP of .{self.name}() wrt arguments {self.positions}>"
 
 
-def _method(obj: Any, name: str) -> Callable:
-    """The Python function ``type(obj).name``, or a clear error when there is none."""
+def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
+    """The Python function ``type(obj).name``, or a clear error (located at ``where``, the
+    call's file, line, column and text) when there is none."""
     func = getattr(type(obj), name, None)
+    if is_scipy(func):
+        from srcad.errors import NoAdjointError
+
+        filename, lineno, col, text = where or (None, None, None, None)
+        raise NoAdjointError(
+            f"no rule for {type(obj).__module__}.{type(obj).__name__}.{name}: srcad does not "
+            "differentiate methods of SciPy objects made at run time (such as a frozen "
+            "distribution); call the module-level function (scipy.stats.norm.logpdf(x, loc, "
+            "scale)) instead",
+            filename=filename,
+            lineno=lineno,
+            col=col,
+            source_line=text,
+        )
     if not inspect.isfunction(func):
         from srcad.errors import NoAdjointError
         from srcad.transform.hints import RULES_HELP

@@ -199,7 +199,8 @@ def _rewrite_method_call(stmt, op, namer: Namer, activity: Activity, source, whe
             )
     positions = tuple(k for k, arg in enumerate(call.args) if operand_names(arg) & activity.varied)
     arguments = [call.args[k] for k in positions]
-    handle = namer.bind_global(MethodVJP(op.key.name, positions), f"{op.key.name}_vjp")
+    handle = MethodVJP(op.key.name, positions, where=source.location(where))
+    handle = namer.bind_global(handle, f"{op.key.name}_vjp")
     residuals = namer.fresh_temp(f"_{op.key.name}_residuals")
     forward = build.attr(build.load(handle), "forward")
     stmt.targets = [build.tuple_([build.store(target), build.store(residuals)], gast.Store())]

@@ -453,7 +453,7 @@ class _Forward:
             )
             arguments = [call.args[k] for k in positions]
             method = op.key.name
-            handle = MethodJVP(method, positions)
+            handle = MethodJVP(method, positions, where=self.source.location(where))
             func = build.load(
                 self.masked_handle(self.namer.bind_global(handle, f"{method}_jvp"), arguments)
             )

@@ -42,7 +42,10 @@ def no_rule(op: Any, tangent: bool = False) -> str:
     kind, decorator = ("tangent", "srcad.tangent") if tangent else ("adjoint", "srcad.adjoint")
     text = f"no {kind} rule for {op.label}"
     advice = _advice(op)
-    if advice:
+    if op.label.startswith("scipy."):
+        # SciPy's own source is never transformed (README: SciPy lists what has rules)
+        text = f"no rule for {op.label}: srcad has no {kind} rule for this SciPy function"
+    elif advice:
         text += f": {advice}"
     else:
         what = {Attribute: "attribute read", Operator: "operation"}.get(type(op.key), "call")

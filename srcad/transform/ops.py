@@ -17,6 +17,7 @@ from srcad.adjoints.registry import (
     is_nondifferentiable,
     lookup,
 )
+from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform import build
 from srcad.transform.anno import setanno
 from srcad.transform.calls import user_callee
@@ -56,6 +57,8 @@ class Op:
 
 
 def _describe(obj: Any, fallback: str) -> str:
+    if is_scipy(obj):
+        return public_name(obj) or fallback
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if name is None:

@@ -1,0 +1,450 @@
+"""Adjoints of the methods of scipy.stats' module-level distributions (``norm.logpdf(x,
+loc, scale)``): quantiles, locations, scales and shape parameters all differentiable;
+counts (``k`` of poisson) are not.
+
+Loaded on first need once the user's code has imported scipy.stats (see scipy_table).
+"""
+
+import math
+
+from scipy import special, stats
+
+from srcad.adjoints.registry import adjoint, d, tangent, xp
+from srcad.runtime.accumulate import unbroadcast
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+# ---- normal ----
+
+
+@adjoint(stats.norm.logpdf)
+def norm_logpdf(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    d[x] = unbroadcast(-d[y] * z / scale, x)
+    d[loc] = unbroadcast(d[y] * z / scale, loc)
+    d[scale] = unbroadcast(d[y] * (z * z - 1) / scale, scale)
+
+
+@adjoint(stats.norm.pdf)
+def norm_pdf(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    d[x] = unbroadcast(-d[y] * y * z / scale, x)
+    d[loc] = unbroadcast(d[y] * y * z / scale, loc)
+    d[scale] = unbroadcast(d[y] * y * (z * z - 1) / scale, scale)
+
+
+@adjoint(stats.norm.cdf)
+def norm_cdf(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    q = d[y] * xp.exp(-0.5 * z * z) / (_SQRT_2PI * scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * z, scale)
+
+
+@adjoint(stats.norm.logcdf)
+def norm_logcdf(y, x, loc=0.0, scale=1.0):
+    # the density over the cdf, without forming the cdf (it underflows far left)
+    z = (x - loc) / scale
+    q = d[y] * xp.exp(-0.5 * z * z - y) / (_SQRT_2PI * scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * z, scale)
+
+
+# ---- cdfs: their derivative in a shape parameter (t's df, gamma's a, beta's a and b) has
+# no closed form: a rule that writes none refuses such a parameter when it varies ----
+
+
+@adjoint(stats.t.cdf)
+def t_cdf(y, x, df, loc=0.0, scale=1.0):
+    q = d[y] * stats.t.pdf(x, df, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.gamma.cdf)
+def gamma_cdf(y, x, a, loc=0.0, scale=1.0):
+    q = d[y] * stats.gamma.pdf(x, a, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.beta.cdf)
+def beta_cdf(y, x, a, b, loc=0.0, scale=1.0):
+    q = d[y] * stats.beta.pdf(x, a, b, loc, scale)
+    d[x] = unbroadcast(q, x)
+    d[loc] = unbroadcast(-q, loc)
+    d[scale] = unbroadcast(-q * (x - loc) / scale, scale)
+
+
+@adjoint(stats.poisson.cdf, static=("k", "loc"))
+def poisson_cdf(y, k, mu, loc=0):
+    # d/dmu P(K <= n) = -P(K = n), n = floor(k - loc)
+    d[mu] = unbroadcast(-d[y] * stats.poisson.pmf(xp.floor(k - loc), mu), mu)
+
+
+@adjoint(stats.poisson.logcdf, static=("k", "loc"))
+def poisson_logcdf(y, k, mu, loc=0):
+    d[mu] = unbroadcast(-d[y] * xp.exp(stats.poisson.logpmf(xp.floor(k - loc), mu) - y), mu)
+
+
+# ---- Student's t: s is the derivative of the log density in z ----
+
+
+@adjoint(stats.t.logpdf)
+def t_logpdf(y, x, df, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = -(df + 1) * z / (df + z * z)
+    d[x] = unbroadcast(d[y] * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * s / scale, loc)
+    d[scale] = unbroadcast(-d[y] * (1 + z * s) / scale, scale)
+    d[df] = unbroadcast(
+        d[y]
+        * 0.5
+        * (
+            special.digamma((df + 1) / 2)
+            - special.digamma(df / 2)
+            - 1 / df
+            - xp.log1p(z * z / df)
+            + (df + 1) * z * z / (df * (df + z * z))
+        ),
+        df,
+    )
+
+
+@adjoint(stats.t.pdf)
+def t_pdf(y, x, df, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = -(df + 1) * z / (df + z * z)
+    d[x] = unbroadcast(d[y] * y * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * y * s / scale, loc)
+    d[scale] = unbroadcast(-d[y] * y * (1 + z * s) / scale, scale)
+    d[df] = unbroadcast(
+        d[y]
+        * y
+        * 0.5
+        * (
+            special.digamma((df + 1) / 2)
+            - special.digamma(df / 2)
+            - 1 / df
+            - xp.log1p(z * z / df)
+            + (df + 1) * z * z / (df * (df + z * z))
+        ),
+        df,
+    )
+
+
+# ---- Poisson: the count k (shifted by loc) carries no derivative ----
+
+
+@adjoint(stats.poisson.logpmf, static=("k", "loc"))
+def poisson_logpmf(y, k, mu, loc=0):
+    d[mu] = unbroadcast(d[y] * ((k - loc) / mu - 1), mu)
+
+
+@adjoint(stats.poisson.pmf, static=("k", "loc"))
+def poisson_pmf(y, k, mu, loc=0):
+    d[mu] = unbroadcast(d[y] * y * ((k - loc) / mu - 1), mu)
+
+
+# ---- gamma and beta ----
+
+
+@adjoint(stats.gamma.logpdf)
+def gamma_logpdf(y, x, a, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - 1
+    d[x] = unbroadcast(d[y] * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * s / scale, loc)
+    d[scale] = unbroadcast(d[y] * (z - a) / scale, scale)
+    d[a] = unbroadcast(d[y] * (xp.log(z) - special.digamma(a)), a)
+
+
+@adjoint(stats.gamma.pdf)
+def gamma_pdf(y, x, a, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - 1
+    d[x] = unbroadcast(d[y] * y * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * y * s / scale, loc)
+    d[scale] = unbroadcast(d[y] * y * (z - a) / scale, scale)
+    d[a] = unbroadcast(d[y] * y * (xp.log(z) - special.digamma(a)), a)
+
+
+@adjoint(stats.beta.logpdf)
+def beta_logpdf(y, x, a, b, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - (b - 1) / (1 - z)
+    both = special.digamma(a + b)
+    d[x] = unbroadcast(d[y] * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * s / scale, loc)
+    d[scale] = unbroadcast(-d[y] * (1 + z * s) / scale, scale)
+    d[a] = unbroadcast(d[y] * (xp.log(z) - special.digamma(a) + both), a)
+    d[b] = unbroadcast(d[y] * (xp.log1p(-z) - special.digamma(b) + both), b)
+
+
+@adjoint(stats.beta.pdf)
+def beta_pdf(y, x, a, b, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - (b - 1) / (1 - z)
+    both = special.digamma(a + b)
+    d[x] = unbroadcast(d[y] * y * s / scale, x)
+    d[loc] = unbroadcast(-d[y] * y * s / scale, loc)
+    d[scale] = unbroadcast(-d[y] * y * (1 + z * s) / scale, scale)
+    d[a] = unbroadcast(d[y] * y * (xp.log(z) - special.digamma(a) + both), a)
+    d[b] = unbroadcast(d[y] * y * (xp.log1p(-z) - special.digamma(b) + both), b)
+
+
+# ---- Dirichlet: x is (k,) or (k, n) (n points, one per column), alpha is (k,) ----
+
+
+@adjoint(stats.dirichlet.logpdf)
+def dirichlet_logpdf(y, x, alpha):
+    d[x] = ((alpha - 1) / x.T).T * d[y]
+    per_alpha = (xp.log(x).T - special.digamma(alpha) + special.digamma(xp.sum(alpha))).T
+    d[alpha] = xp.dot(per_alpha, d[y])
+
+
+@adjoint(stats.dirichlet.pdf)
+def dirichlet_pdf(y, x, alpha):
+    d[x] = ((alpha - 1) / x.T).T * (d[y] * y)
+    per_alpha = (xp.log(x).T - special.digamma(alpha) + special.digamma(xp.sum(alpha))).T
+    d[alpha] = xp.dot(per_alpha, d[y] * y)
+
+
+# ---- multivariate normal: x is (d,) or (n, d); mean (d,) and a full (d, d) cov given ----
+# SciPy reads only cov's lower triangle: an entry below the diagonal stands for both, and
+# the derivatives of the gradient too are those of a function of the lower triangle
+
+
+@adjoint(stats.multivariate_normal.logpdf)
+def mvn_logpdf(y, x, mean, cov):
+    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+    gu = xp.reshape(d[y], (-1, 1)) * u
+    d[x] = -xp.reshape(gu, x.shape)
+    d[mean] = unbroadcast(xp.reshape(gu, x.shape), mean)
+    full = 0.5 * (u.T @ gu) - 0.5 * xp.sum(d[y]) * xp.linalg.inv(c)
+    d[cov] = xp.tril(full + full.T) - full * xp.eye(cov.shape[0])
+
+
+@adjoint(stats.multivariate_normal.pdf)
+def mvn_pdf(y, x, mean, cov):
+    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+    gy = d[y] * y
+    gu = xp.reshape(gy, (-1, 1)) * u
+    d[x] = -xp.reshape(gu, x.shape)
+    d[mean] = unbroadcast(xp.reshape(gu, x.shape), mean)
+    full = 0.5 * (u.T @ gu) - 0.5 * xp.sum(gy) * xp.linalg.inv(c)
+    d[cov] = xp.tril(full + full.T) - full * xp.eye(cov.shape[0])
+
+
+# ---- tangents ----
+
+
+@tangent(stats.norm.logpdf)
+def norm_logpdf_tangent(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    d[y] = -d[x] * z / scale
+    d[y] = d[loc] * z / scale
+    d[y] = d[scale] * (z * z - 1) / scale
+
+
+@tangent(stats.norm.pdf)
+def norm_pdf_tangent(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    d[y] = -d[x] * y * z / scale
+    d[y] = d[loc] * y * z / scale
+    d[y] = d[scale] * y * (z * z - 1) / scale
+
+
+@tangent(stats.norm.cdf)
+def norm_cdf_tangent(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    q = xp.exp(-0.5 * z * z) / (_SQRT_2PI * scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * z
+
+
+@tangent(stats.norm.logcdf)
+def norm_logcdf_tangent(y, x, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    q = xp.exp(-0.5 * z * z - y) / (_SQRT_2PI * scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * z
+
+
+@tangent(stats.t.cdf)
+def t_cdf_tangent(y, x, df, loc=0.0, scale=1.0):
+    q = stats.t.pdf(x, df, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.gamma.cdf)
+def gamma_cdf_tangent(y, x, a, loc=0.0, scale=1.0):
+    q = stats.gamma.pdf(x, a, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.beta.cdf)
+def beta_cdf_tangent(y, x, a, b, loc=0.0, scale=1.0):
+    q = stats.beta.pdf(x, a, b, loc, scale)
+    d[y] = d[x] * q
+    d[y] = -d[loc] * q
+    d[y] = -d[scale] * q * (x - loc) / scale
+
+
+@tangent(stats.poisson.cdf, static=("k", "loc"))
+def poisson_cdf_tangent(y, k, mu, loc=0):
+    d[y] = -d[mu] * stats.poisson.pmf(xp.floor(k - loc), mu)
+
+
+@tangent(stats.poisson.logcdf, static=("k", "loc"))
+def poisson_logcdf_tangent(y, k, mu, loc=0):
+    d[y] = -d[mu] * xp.exp(stats.poisson.logpmf(xp.floor(k - loc), mu) - y)
+
+
+@tangent(stats.t.logpdf)
+def t_logpdf_tangent(y, x, df, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = -(df + 1) * z / (df + z * z)
+    d[y] = d[x] * s / scale
+    d[y] = -d[loc] * s / scale
+    d[y] = -d[scale] * (1 + z * s) / scale
+    d[y] = (
+        d[df]
+        * 0.5
+        * (
+            special.digamma((df + 1) / 2)
+            - special.digamma(df / 2)
+            - 1 / df
+            - xp.log1p(z * z / df)
+            + (df + 1) * z * z / (df * (df + z * z))
+        )
+    )
+
+
+@tangent(stats.t.pdf)
+def t_pdf_tangent(y, x, df, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = -(df + 1) * z / (df + z * z)
+    d[y] = d[x] * y * s / scale
+    d[y] = -d[loc] * y * s / scale
+    d[y] = -d[scale] * y * (1 + z * s) / scale
+    d[y] = (
+        d[df]
+        * y
+        * 0.5
+        * (
+            special.digamma((df + 1) / 2)
+            - special.digamma(df / 2)
+            - 1 / df
+            - xp.log1p(z * z / df)
+            + (df + 1) * z * z / (df * (df + z * z))
+        )
+    )
+
+
+@tangent(stats.poisson.logpmf, static=("k", "loc"))
+def poisson_logpmf_tangent(y, k, mu, loc=0):
+    d[y] = d[mu] * ((k - loc) / mu - 1)
+
+
+@tangent(stats.poisson.pmf, static=("k", "loc"))
+def poisson_pmf_tangent(y, k, mu, loc=0):
+    d[y] = d[mu] * y * ((k - loc) / mu - 1)
+
+
+@tangent(stats.gamma.logpdf)
+def gamma_logpdf_tangent(y, x, a, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - 1
+    d[y] = d[x] * s / scale
+    d[y] = -d[loc] * s / scale
+    d[y] = d[scale] * (z - a) / scale
+    d[y] = d[a] * (xp.log(z) - special.digamma(a))
+
+
+@tangent(stats.gamma.pdf)
+def gamma_pdf_tangent(y, x, a, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - 1
+    d[y] = d[x] * y * s / scale
+    d[y] = -d[loc] * y * s / scale
+    d[y] = d[scale] * y * (z - a) / scale
+    d[y] = d[a] * y * (xp.log(z) - special.digamma(a))
+
+
+@tangent(stats.beta.logpdf)
+def beta_logpdf_tangent(y, x, a, b, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - (b - 1) / (1 - z)
+    both = special.digamma(a + b)
+    d[y] = d[x] * s / scale
+    d[y] = -d[loc] * s / scale
+    d[y] = -d[scale] * (1 + z * s) / scale
+    d[y] = d[a] * (xp.log(z) - special.digamma(a) + both)
+    d[y] = d[b] * (xp.log1p(-z) - special.digamma(b) + both)
+
+
+@tangent(stats.beta.pdf)
+def beta_pdf_tangent(y, x, a, b, loc=0.0, scale=1.0):
+    z = (x - loc) / scale
+    s = (a - 1) / z - (b - 1) / (1 - z)
+    both = special.digamma(a + b)
+    d[y] = d[x] * y * s / scale
+    d[y] = -d[loc] * y * s / scale
+    d[y] = -d[scale] * y * (1 + z * s) / scale
+    d[y] = d[a] * y * (xp.log(z) - special.digamma(a) + both)
+    d[y] = d[b] * y * (xp.log1p(-z) - special.digamma(b) + both)
+
+
+@tangent(stats.dirichlet.logpdf)
+def dirichlet_logpdf_tangent(y, x, alpha):
+    d[y] = xp.dot(alpha - 1, d[x] / x)
+    per_alpha = (xp.log(x).T - special.digamma(alpha) + special.digamma(xp.sum(alpha))).T
+    d[y] = xp.dot(d[alpha], per_alpha)
+
+
+@tangent(stats.dirichlet.pdf)
+def dirichlet_pdf_tangent(y, x, alpha):
+    d[y] = xp.dot(alpha - 1, d[x] / x) * y
+    per_alpha = (xp.log(x).T - special.digamma(alpha) + special.digamma(xp.sum(alpha))).T
+    d[y] = xp.dot(d[alpha], per_alpha) * y
+
+
+@tangent(stats.multivariate_normal.logpdf)
+def mvn_logpdf_tangent(y, x, mean, cov):
+    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[x], u.shape) * u, axis=1), y.shape)
+    d[y] = xp.reshape(xp.sum(d[mean] * u, axis=-1), y.shape)
+    sym = xp.tril(d[cov]) + xp.tril(d[cov], -1).T
+    d[y] = xp.reshape(
+        0.5 * xp.sum((u @ sym) * u, axis=1) - 0.5 * xp.trace(xp.linalg.solve(c, sym)), y.shape
+    )
+
+
+@tangent(stats.multivariate_normal.pdf)
+def mvn_pdf_tangent(y, x, mean, cov):
+    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[x], u.shape) * u, axis=1), y.shape) * y
+    d[y] = xp.reshape(xp.sum(d[mean] * u, axis=-1), y.shape) * y
+    sym = xp.tril(d[cov]) + xp.tril(d[cov], -1).T
+    d[y] = (
+        xp.reshape(
+            0.5 * xp.sum((u @ sym) * u, axis=1) - 0.5 * xp.trace(xp.linalg.solve(c, sym)),
+            y.shape,
+        )
+        * y
+    )
