@@ -221,7 +221,7 @@ def test_every_no_rule_error_names_srcad_adjoint_and_an_example(call):
         call()
     message = str(info.value)
     assert "@srcad.adjoint" in message
-    assert "examples/custom_rules.py" in message and "Writing rules" in message
+    assert "examples/custom_rules.py" in message and "docs/rules.md" in message
 
 
 # ---- messages at the source of the mistake --------------------------------------------------

@@ -14,8 +14,8 @@ import numpy as np
 from srcad.adjoints.registry import Attribute, Method, Operator, lookup
 
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
-#: where a user learns to write a rule (the README section and the runnable example)
-RULES_HELP = 'see examples/custom_rules.py and the README section "Writing rules"'
+#: where a user learns to write a rule (the docs page and the runnable example)
+RULES_HELP = 'see examples/custom_rules.py and docs/rules.md ("Writing rules")'
 
 #: Python's functions that mean something else on arrays, and NumPy's that srcad differentiates
 _INSTEAD = {
