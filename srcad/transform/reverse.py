@@ -21,7 +21,7 @@ from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
-from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.masking import (
     SELECTIONS,
     is_elementwise,
@@ -94,6 +94,9 @@ class _Context:
     setitem: tuple[str, ...] = ()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
+    #: those of ``tapes`` carrying a varied value: every push and pop on them gets its
+    #: adjoint, so that the adjoint tape's pushes and pops pair up as the tape's do
+    active_tapes: frozenset[str] = frozenset()
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
     ranks: dict[str, Rank] = field(default_factory=dict)
     #: names whose adjoint may be zero where a selection did not choose the value (see
@@ -271,7 +274,7 @@ class _Sweep:
         if isinstance(stmt, gast.While):
             return self.while_loop(stmt)
         push = tape_call(stmt, set(self.ctx.tapes), "push")
-        if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
+        if push is not None and push.func.value.id in self.ctx.active_tapes:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
@@ -298,13 +301,17 @@ class _Sweep:
     def push_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
         """A value pushed on a tape gets the adjoint its pop handed on."""
         value = stmt.value.args[0]
+        tape = self.ctx.tapes[stmt.value.func.value.id]
+        pop = build.call(build.attr(build.load(tape), "pop"))
+        if not operand_names(value) & self.ctx.activity.varied:
+            return [_generated(gast.Expr(value=pop), False)]
         if not isinstance(value, gast.Name):
             raise self.ctx.source.error(
                 "differentiating this tape push again is not supported", stmt
             )
-        tape = self.ctx.tapes[stmt.value.func.value.id]
-        pop = build.call(build.attr(build.load(tape), "pop"))
-        return self.contribute(value, pop, False, stmt)
+        # the pop runs even where its value is not needed: later pops take what is under it
+        out = self.contribute(value, pop, False, stmt) or [gast.Expr(value=pop)]
+        return [_generated(s, False) for s in out]
 
     def pop_backward(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""
@@ -443,7 +450,7 @@ class _Sweep:
         pop = tape_call(stmt, set(ctx.tapes), "pop")
         self.contributed: set[str] = set()
         if pop is not None:
-            if names[0] in ctx.activity.varied:
+            if pop.func.value.id in ctx.active_tapes:
                 out.extend(self.pop_backward(stmt, pop))
         elif call is not None:
             if any(n in self.state for n in call.outputs):
@@ -991,6 +998,7 @@ def reverse(
         {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
+    ctx.active_tapes = active_tapes(body, tapes, activity)
     ctx.masked = masked_adjoints(body, source, local, outputs if masked else ())
     _mask_user_calls(body, ctx)
     if facts is not None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import gast
 
 from srcad.transform.frontend import Source
-from srcad.transform.ops import classify, differentiable_operand_names, operand_names
+from srcad.transform.normalize.walk import all_statements
+from srcad.transform.ops import classify, differentiable_operand_names, operand_names, tape_call
 
 
 @dataclass(frozen=True)
@@ -75,3 +76,17 @@ def analyse_activity(
     useful = set(outputs)
     _backward(body, useful)
     return Activity(frozenset(varied), frozenset(useful))
+
+
+def active_tapes(body: list[gast.stmt], tapes: set[str], activity: Activity) -> frozenset[str]:
+    """The ``tapes`` (of generated code) that some push of a varied value or pop into a
+    varied name uses. Every push and pop on such a tape needs its derivative, varied or
+    not: the derivative's own tape pairs them up by order, as the tape does."""
+    active = set()
+    for stmt in all_statements(body):
+        push, pop = tape_call(stmt, tapes, "push"), tape_call(stmt, tapes, "pop")
+        if push is not None and operand_names(push.args[0]) & activity.varied:
+            active.add(push.func.value.id)
+        elif pop is not None and set(targets(stmt)) & activity.varied:
+            active.add(pop.func.value.id)
+    return frozenset(active)
