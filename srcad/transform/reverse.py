@@ -140,6 +140,8 @@ class _Sweep:
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
     uniform: dict[str, gast.expr] = field(default_factory=dict)
+    # names whose adjoint starts as ``zeros_like(name)`` somewhere in the backward code
+    zeroed: set[str] = field(default_factory=set)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -232,6 +234,7 @@ class _Sweep:
     def zeros(self, name: str) -> gast.stmt:
         if name not in self.ctx.source.lists:
             self.owned.add(name)
+        self.zeroed.add(name)
         helper = self.ctx.namer.bind_global(accumulate.zeros_like, "zeros_like")
         return _generated(build.assign(self.adj(name), build.call(helper, build.load(name))))
 
@@ -1052,6 +1055,14 @@ def reverse(
             )
             if not assigned_first:
                 prologue.append(_generated(build.assign(name, build.const(None)), False))
+    # a branch's backward zeros an adjoint the other branch made, and a loop's before the
+    # loop, reading the variable, which only a branch or loop that did not run may assign
+    # (generated code's ``if`` and its backward's, on one test): None reads as a zero then
+    placeheld = {s.targets[0].id for s in prologue if isinstance(s, gast.Assign)}
+    top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    for name in sorted(sweep.zeroed - top - set(inputs) - placeheld):
+        if name in local and name not in source.lists:
+            prologue.append(_generated(build.assign(name, build.const(None)), False))
     # arrays the backward pass restores in place (their memory, under any name)
     restored = set().union(*groups.values()) if sweep.pushes else set()
     if output not in stable and output in plan.pushed_names | restored:
@@ -1115,13 +1126,14 @@ def reverse(
     residuals = build.tuple_([build.load(n) for n in residual_names] + [
         build.call(namer.bind_global(inplace.copied, "copied"), build.load(n)) for n in finals
     ])  # fmt: skip
-    top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    placeheld = {s.targets[0].id for s in prologue if isinstance(s, gast.Assign)}
     for name in residual_names:
         if (
             name in local
             and name not in top
             and name not in inputs
             and name not in plan.pushed_names
+            and name not in placeheld
         ):
             # assigned only inside a branch or loop that may not run: still a residual
             prologue.append(_generated(build.assign(name, build.const(None)), False))
