@@ -473,3 +473,23 @@ def test_second_order_with_a_name_one_branch_assigns(f, x):
     g2 = srcad.grad(g1)
     ref3 = (g2(x + eps) - g2(x - eps)) / (2 * eps)
     np.testing.assert_allclose(srcad.grad(g2)(x), ref3, rtol=1e-5, atol=1e-8)
+
+
+def sin_times_y_in_loop(y):
+    a = y * 1.0
+    for _ in range(2):
+        a = np.sin(a) * y
+    return a
+
+
+@pytest.mark.parametrize("f", [sin_times_y_after_zero_trip, sin_times_y_in_loop])
+def test_fourth_order(f):
+    # fourth order differentiates ``da = da + dtape.pop()``, whose pop lands in a temporary
+    # that must vary with the input as the value pushed does
+    x, eps = 0.45, 1e-4
+    g3 = srcad.grad(srcad.grad(srcad.grad(f)))
+    ref = (g3(x + eps) - g3(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(srcad.grad(g3)(x), ref, rtol=1e-6)
+    np.testing.assert_allclose(srcad.jvp(g3, (x,), (1.0,))[1], ref, rtol=1e-6)
+    if f is sin_times_y_after_zero_trip:
+        np.testing.assert_allclose(srcad.grad(g3)(x), -4.0 * np.cos(x) + x * np.sin(x))
