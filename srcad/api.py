@@ -16,6 +16,7 @@ from srcad.errors import SourceUnavailableError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import copied
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
+from srcad.tracebacks import boundary, hide_internal_frames
 from srcad.transform.cache import cached
 from srcad.transform.calls import (
     Checkpointed,
@@ -25,6 +26,7 @@ from srcad.transform.calls import (
     call_arguments,
 )
 from srcad.transform.codegen import compile_source
+from srcad.transform.hints import RULES_HELP
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
@@ -47,9 +49,21 @@ def _check_function(func: Any) -> None:
     if not callable(func):
         raise TypeError(f"srcad differentiates functions; got {type(func).__name__} {func!r}")
     if not inspect.isfunction(func):
+        kind = type(func).__name__
+        if isinstance(func, type):
+            advice = f"{func.__name__} is a class: differentiate a function or a method of it"
+        elif inspect.isfunction(getattr(type(func), "__call__", None)):  # noqa: B004
+            advice = (
+                f"{func!r} is a {kind} object: differentiate its method instead, "
+                "srcad.grad(obj.__call__) (the object's own arrays are then constants)"
+            )
+        else:
+            advice = (
+                f"{func!r} is a {kind}. Wrap it in a def, or register its derivative with "
+                f"@srcad.adjoint; {RULES_HELP}"
+            )
         raise SourceUnavailableError(
-            f"srcad differentiates Python functions defined with 'def'; {func!r} is a "
-            f"{type(func).__name__}. Wrap it in a def, or register an adjoint rule for it"
+            f"srcad differentiates Python functions defined with 'def'; {advice}"
         )
 
 
@@ -102,9 +116,16 @@ def _check_differentiable(value: Any, name: str) -> None:
             )
         return
     if not isinstance(value, float):
+        kind = type(value).__name__
+        advice = (
+            f"; srcad sees inside dicts, lists, tuples, namedtuples and dataclasses only: "
+            f"make {kind} a @dataclass, or pass its arrays as arguments"
+            if hasattr(value, "__dict__") and not callable(value)
+            else ""
+        )
         raise TypeError(
-            f"cannot differentiate with respect to '{name}': {type(value).__name__} is not a "
-            "float or a floating-point array"
+            f"cannot differentiate with respect to '{name}': {kind} is not a float or a "
+            f"floating-point array (or a pytree of them){advice}"
         )
 
 
@@ -285,40 +306,45 @@ class _Derivative:
         return generated
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._prefix:
-            args = (*self._prefix, *args)
-        if not kwargs and not self._has_aux:
-            result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
-            if result is not _SLOW:
-                return result
-        check_arrays(args, _labels(self._params, len(args)))
-        check_arrays(kwargs.values(), kwargs)
-        if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
-            with watch(getattr(self._func, "__name__", "f"), args, kwargs):
-                return self(*args[len(self._prefix) :], **kwargs)
-        # generated code takes every argument explicitly, defaults as they are now included
-        positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
-        values = list(positional)
-        structures = _structures(values, self._wrt)
-        gen = self.generated(structures)
-        leaves, groups = _wrt_leaves(values, self._wrt, gen.params, structures)
-        value, grads = gen.function(*_expand(values, structures), **named)
-        aux = None
-        if self._has_aux:
-            value, aux = value
-        if value is None or len(_shape(value)) != 0:
-            _not_scalar(self._func, value)
-        if self._single and not structures:
-            grads = (grads,)
-        fixed: list[Any] = []
-        for g, leaf in zip(grads, leaves):
-            fixed.append(_match(g, leaf, values + fixed))
-        grads = _regroup(fixed, groups)
-        if self._single:
-            grads = grads[0]
-        if self._has_aux:
-            return ((value, aux), grads) if self._with_value else (grads, aux)
-        return (value, grads) if self._with_value else grads
+        try:
+            if self._prefix:
+                args = (*self._prefix, *args)
+            if not kwargs and not self._has_aux:
+                result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
+                if result is not _SLOW:
+                    return result
+            check_arrays(args, _labels(self._params, len(args)))
+            check_arrays(kwargs.values(), kwargs)
+            if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
+                with watch(getattr(self._func, "__name__", "f"), args, kwargs):
+                    return self(*args[len(self._prefix) :], **kwargs)
+            # generated code takes every argument explicitly, defaults as they are now included
+            positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
+            values = list(positional)
+            structures = _structures(values, self._wrt)
+            # checked before transforming: an object srcad cannot see into says so here
+            leaves, groups = _wrt_leaves(values, self._wrt, self._params, structures)
+            gen = self.generated(structures)
+            value, grads = gen.function(*_expand(values, structures), **named)
+            aux = None
+            if self._has_aux:
+                value, aux = value
+            if value is None or len(_shape(value)) != 0:
+                _not_scalar(self._func, value)
+            if self._single and not structures:
+                grads = (grads,)
+            fixed: list[Any] = []
+            for g, leaf in zip(grads, leaves):
+                fixed.append(_match(g, leaf, values + fixed))
+            grads = _regroup(fixed, groups)
+            if self._single:
+                grads = grads[0]
+            if self._has_aux:
+                return ((value, aux), grads) if self._with_value else (grads, aux)
+            return (value, grads) if self._with_value else grads
+        except Exception as exc:  # (the boundary inline: no extra call on the hot path)
+            hide_internal_frames(exc)
+            raise
 
 
 _SLOW = object()
@@ -456,26 +482,57 @@ def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
-    """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt``.
+@boundary
+def grad(
+    f: Callable | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Any:
+    """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt`` (the
+    first by default).
 
     Usable as ``srcad.grad(f, wrt=...)``, ``@srcad.grad`` or ``@srcad.grad(wrt=...)``.
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
-    ``(gradients, aux)``, as in JAX.
+    ``(gradients, aux)``, as in JAX; ``argnums=`` is JAX's name for ``wrt``.
     """
+    wrt = _argnums(wrt, argnums)
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux)
+        return boundary(lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux))
     return _Derivative(f, wrt, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(f: Callable | None = None, wrt: Wrt = 0, *, has_aux: bool = False) -> Any:
+@boundary
+def value_and_grad(
+    f: Callable | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Any:
     """Like :func:`grad`, but the derivative returns ``(value, gradient)``
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
+    wrt = _argnums(wrt, argnums)
     if f is None:
-        return lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux)
+        return boundary(lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux))
     return _Derivative(f, wrt, with_value=True, has_aux=has_aux)
 
 
+def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
+    """``wrt``, or JAX's ``argnums`` in its place (not both); the first parameter if
+    neither is given."""
+    if argnums is None:
+        return 0 if wrt is None else wrt
+    if wrt is not None:
+        raise TypeError(
+            "give wrt= or argnums= (JAX's name for it), not both: "
+            f"got wrt={wrt!r} and argnums={argnums!r}"
+        )
+    return argnums
+
+
+@boundary
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
 
@@ -518,6 +575,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
 
+    @boundary
     def pullback(cotangent: Any) -> tuple[Any, ...]:
         check_arrays([cotangent], ["cotangent"], "the cotangent")
         ct_leaves, ct_tree = pytree.flatten(cotangent)
@@ -541,6 +599,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+@boundary
 def jvp(
     f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:
@@ -627,7 +686,10 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
     return tree, [_match(0.0, leaf, []) if hasattr(leaf, "shape") else 0.0 for leaf in leaves]
 
 
-def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
+@boundary
+def jacobian(
+    f: Callable, wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
+) -> Callable:
     """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
 
     The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
@@ -637,8 +699,9 @@ def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto") -> Callable:
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-    indices, single = _normalize_wrt(f, wrt)
+    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
 
+    @boundary
     def jacobian_of(*args: Any) -> Any:
         check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
@@ -710,15 +773,21 @@ def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
     return [_stack(row, _shape(out), _shape(args[k])) for row, k in zip(rows, indices)]
 
 
-def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
+@boundary
+def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
-    indices, single = _normalize_wrt(f, wrt)
+    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
     gradient = grad(f, wrt=indices)
 
+    @boundary
     def hessian_of(*args: Any) -> Any:
-        check_arrays(args, _labels(_positional_params(f), len(args)))
+        labels = _labels(_positional_params(f), len(args))
+        check_arrays(args, labels)
+        for k in indices:  # before the gradient is transformed (it would meet p.w first)
+            if k < len(args):
+                _check_differentiable(args[k], labels[k])
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
@@ -726,6 +795,7 @@ def hessian(f: Callable, wrt: Wrt = 0) -> Callable:
     return hessian_of
 
 
+@boundary
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
     Hessian: one forward-mode pass over the generated gradient. One result per primal
@@ -741,6 +811,7 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     return result[0] if len(primals) == 1 else tuple(result)
 
 
+@boundary
 def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
@@ -766,6 +837,7 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+@boundary
 def checkpoint(fun: Callable) -> Checkpointed:
     """``fun``, whose calls inside differentiated code keep only their arguments for the
     backward pass and run again there (trading time for memory). Checkpoint a function
@@ -775,6 +847,7 @@ def checkpoint(fun: Callable) -> Checkpointed:
     return Checkpointed(fun)
 
 
+@boundary
 def custom_jvp(fun: Callable) -> CustomJVP:
     """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
     ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
@@ -782,6 +855,7 @@ def custom_jvp(fun: Callable) -> CustomJVP:
     return CustomJVP(fun)
 
 
+@boundary
 def custom_vjp(fun: Callable) -> CustomVJP:
     """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
     return CustomVJP(fun)

@@ -16,8 +16,10 @@ from srcad import api
 from srcad.errors import ExportError
 from srcad.standalone import sites, wrappers
 from srcad.standalone.module import ModuleWriter, display_path, namespace_lookup, user_source
+from srcad.tracebacks import boundary
 
 
+@boundary
 def export(
     func: Callable,
     path: str | os.PathLike,

@@ -9,6 +9,7 @@ import numpy as np
 
 from srcad.api import Wrt, _labels, _normalize_wrt, _positional_params, grad, jvp, vjp
 from srcad.arraytypes import check_arrays
+from srcad.tracebacks import boundary
 
 
 def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e-6) -> Any:
@@ -37,6 +38,7 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
     return out
 
 
+@boundary
 def check_grad(
     f: Callable,
     *args: Any,

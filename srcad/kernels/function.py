@@ -19,6 +19,7 @@ from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
 from srcad.runtime.accumulate import unbroadcast
 from srcad.runtime.backend import array_namespace
+from srcad.tracebacks import boundary
 from srcad.transform.codegen import compile_source
 from srcad.transform.frontend import parse_function
 from srcad.transform.naming import Namer
@@ -94,11 +95,13 @@ class ElementwiseFunction:
             found = self._compiled[wrt] = _compile(self.fun, wrt)
         return found
 
+    @boundary
     def __call__(self, *args: Any) -> Any:
         """The function applied to every element (of the broadcast arguments)."""
         value, _ = self.compiled(())(*args)
         return value
 
+    @boundary
     def value_and_partials(self, *args: Any, wrt: tuple[int, ...] | None = None) -> tuple:
         """``(value, partials)``: one array per parameter in ``wrt`` (default: all)."""
         wrt = tuple(range(len(self.params))) if wrt is None else tuple(wrt)
@@ -204,6 +207,7 @@ def _check_scalar(fun: Callable) -> None:
         )
 
 
+@boundary
 def elementwise(fun: Callable) -> ElementwiseFunction:
     """Make the scalar function ``fun`` (numbers in, a number out; ``if``/``elif``/``else``
     on data allowed) a function over arrays, broadcast like a ufunc, that srcad

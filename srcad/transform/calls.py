@@ -439,10 +439,13 @@ def _method(obj: Any, name: str) -> Callable:
     func = getattr(type(obj), name, None)
     if not inspect.isfunction(func):
         from srcad.errors import NoAdjointError
+        from srcad.transform.hints import RULES_HELP
 
         raise NoAdjointError(
             f"{type(obj).__name__}.{name}() has no derivative rule and is not a Python "
-            "function srcad can transform"
+            "function srcad can transform; register one with @srcad.adjoint (forward mode: "
+            f"@srcad.tangent), or wrap the call in a function given srcad.custom_vjp; "
+            f"{RULES_HELP}"
         )
     return func
 

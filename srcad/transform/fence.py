@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.transform.analyses.aliasing import Aliases
+from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.walk import own_parts
 
@@ -98,7 +98,6 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
 
     visit(body, [])
     position = {id(stmt): k for k, (stmt, _) in enumerate(order)}
-    jumps: list[dict[type, Aliases]] = []  # per enclosing loop: the states at break/continue
 
     def shared_later(k: int, loops: list[gast.stmt], name: str, aliases: Aliases) -> list[str]:
         """Other names sharing ``name``'s memory that are read after statement ``k``."""
@@ -113,6 +112,11 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
 
     def check(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
         k = position[id(stmt)]
+        changed = _first_target(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign)) else None
+        if isinstance(changed, gast.Subscript):
+            changed = changed.value
+        if isinstance(changed, gast.Name) and changed.id in aliases.containers:
+            return  # xs += [v], d[k] = v change the container, not the arrays it holds
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
             shared = shared_later(k, loops, name, aliases)
@@ -139,70 +143,7 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                     stmt,
                 )
 
-    def walk(stmts: list[gast.stmt], loops: list[gast.stmt], aliases: Aliases, strict: bool):
-        """``aliases`` carried through ``stmts``; with ``strict``, refuse updates under an
-        alias. A branch or loop may not run its body (or may run it again): the pairs of
-        every path count after it."""
-        for stmt in stmts:
-            if strict:
-                check(stmt, loops, aliases)
-            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-                aliases.assign(stmt.target.id, gast.Constant(value=None, kind=None))
-            elif isinstance(stmt, gast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, gast.Name):
-                        aliases.assign(target.id, stmt.value)
-            elif isinstance(stmt, gast.If):
-                other = walk(stmt.orelse, loops, aliases.copy(), strict)
-                aliases = walk(stmt.body, loops, aliases, strict)
-                aliases.merge(other)
-            elif isinstance(stmt, (gast.Break, gast.Continue)) and jumps:
-                jumps[-1][type(stmt)].merge(aliases)
-            elif isinstance(stmt, (gast.For, gast.While)):
-                inner = loops + [stmt]
-                # the state at the top of a turn: before the loop, or after any turn
-                top = aliases
-                while True:
-                    jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
-                    end = walk(stmt.body, inner, _turn(stmt, top), False)
-                    end.merge(jumps.pop()[gast.Continue])
-                    if not top.merge(end):
-                        break
-                jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
-                last = walk(stmt.body, inner, _turn(stmt, top), strict)
-                for exits in jumps.pop().values():  # a last turn may end at either
-                    last.merge(exits)
-                if not _runs(stmt):
-                    last.merge(top)  # no turn at all
-                aliases = walk(stmt.orelse, loops, last, strict)
-        return aliases
-
-    walk(body, [], Aliases(), True)
-
-
-def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
-    """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``."""
-    entry = aliases.copy()
-    if isinstance(loop, gast.For) and isinstance(loop.target, gast.Name):
-        entry.assign(loop.target.id, loop.iter)
-    return entry
-
-
-def _runs(loop: gast.stmt) -> bool:
-    """Whether ``loop`` surely makes a turn: ``for i in range(n)`` with constants, ``n > 0``."""
-    if not isinstance(loop, gast.For) or not isinstance(loop.iter, gast.Call):
-        return False
-    call = loop.iter
-    args = call.args
-    if not (isinstance(call.func, gast.Name) and call.func.id == "range") or call.keywords:
-        return False
-    if not args or len(args) > 2 or not all(isinstance(a, gast.Constant) for a in args):
-        return False
-    bounds = [a.value for a in args]
-    if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
-        return False
-    start, stop = (0, bounds[0]) if len(bounds) == 1 else bounds
-    return stop > start
+    carry(body, check)
 
 
 def _first_target(stmt: gast.stmt) -> gast.expr:

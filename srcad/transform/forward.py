@@ -34,6 +34,7 @@ from srcad.transform.calls import (
     CustomJVPCall,
     CustomVJP,
     MethodJVP,
+    generated_call,
     missing_rule_hint,
 )
 from srcad.transform.callsites import (
@@ -180,6 +181,8 @@ class _Forward:
         if rule is not None and rule.results:
             return self.multiple_results(stmt, op, rule, where)
         if not isinstance(target, gast.Name):
+            if rule is None and not op.nondifferentiable and not generated_call(op.callee):
+                rule_operands(rule, op, self.source, where, tangent=True)  # "no rule for"
             raise self.source.error(
                 "unpacking a differentiable value into several names is not supported yet"
                 + missing_rule_hint(op.callee),

@@ -150,9 +150,15 @@ def parse_function(func: Callable) -> Source:
         lines, first_line = inspect.getblock(every_line[start:]), start + 1
         filename = inspect.getsourcefile(code) or code.co_filename
     except (OSError, TypeError) as exc:
+        where = (
+            "it was typed at the REPL, and Python's own REPL keeps no source before 3.13"
+            if code.co_filename == "<stdin>"
+            else "functions typed at the REPL or built by exec have none"
+        )
         raise SourceUnavailableError(
             f"the source of {func.__qualname__} is unavailable ({exc}); srcad needs the "
-            "function's source file (functions typed at the REPL or built by exec have none)",
+            f"function's source ({where}). Put it in a file, or use IPython, Jupyter or the "
+            "Python 3.13+ REPL, which keep the source of what is typed",
             filename=code.co_filename,
             lineno=code.co_firstlineno,
         ) from None

@@ -59,7 +59,7 @@ def _describe(obj: Any, fallback: str) -> str:
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if name is None:
-        return fallback
+        return f"call of a {type(obj).__name__} object" if callable(obj) else fallback
     if module in ("numpy", "builtins") or not module:
         return f"np.{name}" if module == "numpy" else name
     return f"{module}.{name}"

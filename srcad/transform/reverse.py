@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.errors import NoOutputError
+from srcad.errors import NoAdjointError, NoOutputError, TransformError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
@@ -38,7 +38,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import missing_rule_hint
+from srcad.transform.calls import generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -142,6 +142,9 @@ class _Sweep:
     uniform: dict[str, gast.expr] = field(default_factory=dict)
     # names whose adjoint starts as ``zeros_like(name)`` somewhere in the backward code
     zeroed: set[str] = field(default_factory=set)
+    # ops without a rule, latest first in program order: the sweep goes on to report the
+    # earliest (``eig`` rather than the ``.real`` of its result, which fails because of it)
+    errors: list[NoAdjointError] = field(default_factory=list)
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -342,7 +345,18 @@ class _Sweep:
         self.uniform = {}
         backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
         for stmt, rev in zip(reversed(body), reversed(parts)):
-            backward.extend(rev(stmt) if callable(rev) else rev)
+            try:
+                backward.extend(rev(stmt) if callable(rev) else rev)
+            except NoAdjointError as exc:
+                if any(exc is e for e in self.errors):
+                    raise  # the one reported, on its way out of a loop or branch
+                self.errors.append(exc)
+                if isinstance(stmt, gast.Assign):  # its operands' own statements get checked
+                    self.state |= operand_names(stmt.value) & self.ctx.activity.varied
+            except TransformError:
+                if self.errors:  # met while looking for an earlier missing rule
+                    raise self.errors[-1] from None
+                raise
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
                 # what a body knew of uniform adjoints holds only in it (it may not run)
                 self.uniform = {}
@@ -460,10 +474,14 @@ class _Sweep:
                 out.extend(self.user_call_backward(stmt, call))
         elif live:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
+                op = classify(stmt.value, ctx.source, ctx.local)
+                where = getanno(stmt, "expr") or stmt
+                if op.rule is None and not op.nondifferentiable and not generated_call(op.callee):
+                    rule_operands(None, op, ctx.source, where)  # "no adjoint rule for ..."
                 raise ctx.source.error(
                     "unpacking a differentiable value into several names is not supported yet"
-                    + missing_rule_hint(classify(stmt.value, ctx.source, ctx.local).callee),
-                    getanno(stmt, "expr") or stmt,
+                    + missing_rule_hint(op.callee),
+                    where,
                 )
             origin = getanno(stmt, "origin")
             if origin is not None and origin is not self.last_origin:
@@ -1015,7 +1033,14 @@ def reverse(
     for _ in range(_ROUNDS):
         sweep = _Sweep(ctx, plan, available, loose)
         sweep.state = set(outputs)
-        forward, backward = sweep.block(body)
+        try:
+            forward, backward = sweep.block(body)
+        except Exception:
+            if sweep.errors:  # a consequence of the statements skipped: report the first
+                raise sweep.errors[-1] from None
+            raise
+        if sweep.errors:
+            raise sweep.errors[-1]
         need = _reads_of_primal(backward, ctx)
         readers = dict(sweep.readers)
         for name, group in groups.items():

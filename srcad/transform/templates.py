@@ -51,22 +51,15 @@ def rule_operands(
     no rule (of the kind asked for) or its arguments do not fit the rule."""
     from srcad.errors import NoAdjointError
     from srcad.transform.calls import missing_rule_hint
+    from srcad.transform.hints import no_rule
 
     if rule is None:
         if op.label in ("Tuple", "List", "Dict"):
             raise source.error(
                 "building a container of differentiable values is not supported yet", where
             )
-        kind = (
-            "tangent rule for {}: srcad cannot differentiate this call in forward mode; "
-            "register one with srcad.tangent"
-            if tangent
-            else "adjoint rule for {}: srcad cannot differentiate this call; register one "
-            "with srcad.adjoints.adjoint"
-        )
-        raise source.error(
-            "no " + kind.format(op.label) + missing_rule_hint(op.callee), where, NoAdjointError
-        )
+        message = no_rule(op, tangent) + missing_rule_hint(op.callee)
+        raise source.error(message, where, NoAdjointError)
     try:
         return bind(rule, op.args, op.keywords)
     except TemplateError as exc:

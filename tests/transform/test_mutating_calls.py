@@ -951,3 +951,91 @@ def returned_not_changed(x):
 def test_what_a_helper_returned_may_be_read():
     srcad.check_grad(returned_not_changed, X.copy(), modes=("rev",))
     check_forward(returned_not_changed, X.copy())
+
+
+# ---- a helper that rebinds its parameter to a new array, then updates that in place ------
+# (the summary of what helpers change follows the flow: ``h = h @ W`` no longer views h)
+
+W3 = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.6], [-0.4, 0.2, 0.9]])
+
+
+def rebinding_layer(h, W):
+    h = h @ W
+    h += 1.0
+    h[0] = 0.25 * h[0]
+    return np.tanh(h)
+
+
+def calls_a_rebinding_layer(x):
+    return np.sum(rebinding_layer(x, W3))
+
+
+def alias_then_rebound(a):
+    b = a
+    b = b * 2.0
+    b += a
+    return b
+
+
+def calls_alias_then_rebound(x):
+    return np.sum(alias_then_rebound(x) ** 2)
+
+
+def aliases_only_in_a_loop_that_never_runs(a):
+    b = a * 1.0
+    for _ in range(0):
+        b = a
+    b *= a
+    return b
+
+
+def calls_never_running_alias(x):
+    return np.sum(np.sin(aliases_only_in_a_loop_that_never_runs(x)))
+
+
+@pytest.mark.parametrize(
+    "f", [calls_a_rebinding_layer, calls_alias_then_rebound, calls_never_running_alias]
+)
+def test_helpers_that_update_a_new_array_of_their_own_are_differentiated(f):
+    x = np.array([0.3, -0.7, 1.1])
+    srcad.check_grad(f, x, modes=("rev", "fwd"))
+    assert np.array_equal(x, [0.3, -0.7, 1.1])
+
+
+def alias_kept_on_one_path(a, flag):
+    b = a * 1.0
+    if flag:
+        b = a
+    b += 1.0
+    return b
+
+
+def calls_alias_kept_on_one_path(x):
+    return np.sum(alias_kept_on_one_path(x, x[0] > 0) ** 2)
+
+
+def test_a_helper_that_may_update_its_argument_on_one_path_is_refused():
+    with pytest.raises(srcad.TransformError, match="changes its argument 'a' in place"):
+        srcad.grad(calls_alias_kept_on_one_path)(np.array([0.3, -0.7, 1.1]))
+
+
+def test_a_parameter_rebound_to_a_new_array_may_be_updated_in_place():
+    def f(h):
+        h = h @ W3
+        h[0] = 0.25 * h[0]
+        return np.sum(np.tanh(h))
+
+    x = np.array([0.3, -0.7, 1.1])
+    srcad.check_grad(f, x, modes=("rev", "fwd"))
+    assert np.array_equal(x, [0.3, -0.7, 1.1])
+
+
+def test_an_update_of_a_parameter_on_one_path_is_refused():
+    def f(h, flag):
+        if flag:
+            h = h @ W3
+        h[0] = 0.25 * h[0]
+        return np.sum(np.tanh(h))
+
+    with pytest.raises(srcad.TransformError, match="which is \\(or views\\) an argument"):
+        srcad.grad(f)(np.array([0.3, -0.7, 1.1]), True)

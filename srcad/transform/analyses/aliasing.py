@@ -1,6 +1,10 @@
-"""Which names may share memory: copies and views (``b = a``, ``a[1:]``, ``a.T``, reshape)."""
+"""Which names may share memory: copies and views (``b = a``, ``a[1:]``, ``a.T``, reshape),
+and containers holding an array (``items = [u, x]``, ``d["a"] = u``, ``items.append(u)``):
+``items[0]`` is ``u`` itself, so an update of ``u`` shows through the container."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import gast
 
@@ -29,12 +33,74 @@ def viewed_name(value: gast.expr) -> str | None:
     return None
 
 
+_CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+#: methods that put their arguments into the container they are called on
+_CONTAINER_STORES = {"append", "extend", "insert", "add", "update", "setdefault"}
+
+
+def held_names(value: gast.expr) -> set[str]:
+    """Names whose memory ``value`` may share: a view, or the elements of a container display
+    (nested displays and views of elements too)."""
+    if isinstance(value, _CONTAINER_DISPLAYS):
+        parts = value.values if isinstance(value, gast.Dict) else value.elts
+        return {name for part in parts for name in held_names(part)}
+    if isinstance(value, gast.Starred):
+        return held_names(value.value)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        if value.func.id in ("list", "tuple", "dict") and not value.keywords:
+            return {name for arg in value.args for name in held_names(arg)}
+        if value.func.id == "dict":
+            return {name for kw in value.keywords for name in held_names(kw.value)}
+    name = viewed_name(value)
+    return set() if name is None else {name}
+
+
+def stored_into(stmt: gast.stmt, containers: set[str]) -> tuple[str, set[str]] | None:
+    """``(container, names)`` when ``stmt`` puts ``names`` into one of ``containers``:
+    ``d[k] = u``, ``items.append(u)``, ``items.extend([u, v])``, ``d.update(a=u)``."""
+    if isinstance(stmt, gast.Assign):
+        target = stmt.targets[0]
+        if (
+            len(stmt.targets) == 1
+            and isinstance(target, gast.Subscript)
+            and isinstance(target.value, gast.Name)
+            and target.value.id in containers
+        ):
+            return target.value.id, held_names(stmt.value)
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+        call = stmt.value
+        if (
+            isinstance(call.func, gast.Attribute)
+            and call.func.attr in _CONTAINER_STORES
+            and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in containers
+        ):
+            values = [*call.args, *(kw.value for kw in call.keywords)]
+            return call.func.value.id, {n for v in values for n in held_names(v)}
+    return None
+
+
+def is_container(value: gast.expr) -> bool:
+    """Whether ``value`` makes a list, tuple, set or dict (a display, a comprehension, or
+    ``list(...)``/``dict(...)``)."""
+    if isinstance(value, (*_CONTAINER_DISPLAYS, gast.ListComp, gast.DictComp, gast.SetComp)):
+        return True
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Name)
+        and value.func.id in ("list", "tuple", "dict", "set")
+    )
+
+
 class Aliases:
     """Pairs of names that may share memory, as statements are read in order; at the end
     of a branch or loop the pairs of every path are kept (:meth:`merge`)."""
 
     def __init__(self) -> None:
         self.links: dict[str, set[str]] = {}
+        #: names bound to a list, tuple, set or dict on some path / on every path here
+        self.maybe_containers: set[str] = set()
+        self.containers: set[str] = set()
 
     def others(self, name: str) -> set[str]:
         """Names other than ``name`` that may share its memory."""
@@ -42,12 +108,29 @@ class Aliases:
 
     def assign(self, target: str, value: gast.expr) -> None:
         """Record ``target = value``."""
-        source = viewed_name(value)
         # ``a = a[::-1]``: the new ``a`` views what the old one shared memory with
-        shared = set() if source is None else (self.others(source) | {source}) - {target}
+        shared = set()
+        for source in held_names(value):
+            shared |= self.others(source) | {source}
+        shared.discard(target)
         self._forget(target)
+        self.link(target, shared)
+        if is_container(value):
+            self.maybe_containers.add(target)
+            self.containers.add(target)
+        else:
+            self.maybe_containers.discard(target)
+            self.containers.discard(target)
+
+    def link(self, target: str, names: set[str]) -> None:
+        """Record that ``target`` may also share memory with ``names`` (and what they share
+        memory with): an array stored into the container ``target``."""
+        shared = set()
+        for name in names:
+            shared |= self.others(name) | {name}
+        shared.discard(target)
         if shared:
-            self.links[target] = shared
+            self.links.setdefault(target, set()).update(shared)
             for name in shared:
                 self.links.setdefault(name, set()).add(target)
 
@@ -55,11 +138,15 @@ class Aliases:
         """An independent copy (one path of a branch)."""
         new = Aliases()
         new.links = {name: set(others) for name, others in self.links.items()}
+        new.maybe_containers = set(self.maybe_containers)
+        new.containers = set(self.containers)
         return new
 
     def merge(self, other: Aliases) -> bool:
         """Add the pairs of ``other`` (another path to the same point); whether any was new."""
-        changed = False
+        changed = not other.maybe_containers <= self.maybe_containers
+        self.maybe_containers |= other.maybe_containers
+        self.containers &= other.containers
         for name, others in other.links.items():
             mine = self.links.setdefault(name, set())
             if not others <= mine:
@@ -70,3 +157,105 @@ class Aliases:
     def _forget(self, name: str) -> None:
         for other in self.links.pop(name, ()):
             self.links.get(other, set()).discard(name)
+
+
+Visit = Callable[[gast.stmt, list[gast.stmt], Aliases], None]
+
+
+def carry(body: list[gast.stmt], visit: Visit, aliases: Aliases | None = None) -> Aliases:
+    """Carry ``aliases`` through ``body`` in program order and call ``visit(stmt, loops,
+    aliases)`` before each statement takes effect (on a loop's last round: the state then
+    holds what any turn can bring). A branch or loop may not run its body, or may run it
+    again: the pairs of every path count after it; ``break``/``continue`` end a turn too."""
+    jumps: list[dict[type, Aliases]] = []  # per enclosing loop: the states at break/continue
+
+    def walk(stmts: list[gast.stmt], loops: list[gast.stmt], aliases: Aliases, final: bool):
+        for stmt in stmts:
+            if final:
+                visit(stmt, loops, aliases)
+            stored = stored_into(stmt, aliases.maybe_containers)
+            if stored is not None:
+                aliases.link(*stored)
+            elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                aliases.assign(stmt.target.id, gast.Constant(value=None, kind=None))
+            elif isinstance(stmt, gast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, gast.Name):
+                        aliases.assign(target.id, stmt.value)
+            elif isinstance(stmt, gast.If):
+                other = walk(stmt.orelse, loops, aliases.copy(), final)
+                aliases = walk(stmt.body, loops, aliases, final)
+                aliases.merge(other)
+            elif isinstance(stmt, (gast.Break, gast.Continue)) and jumps:
+                jumps[-1][type(stmt)].merge(aliases)
+            elif isinstance(stmt, (gast.For, gast.While)) and _turns(stmt) == 0:
+                aliases = walk(stmt.orelse, loops, aliases, final)  # the body never runs
+            elif isinstance(stmt, (gast.For, gast.While)):
+                inner = loops + [stmt]
+                # the state at the top of a turn: before the loop, or after any turn
+                top = aliases
+                while True:
+                    jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
+                    end = walk(stmt.body, inner, _turn(stmt, top), False)
+                    end.merge(jumps.pop()[gast.Continue])
+                    if not top.merge(end):
+                        break
+                jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
+                last = walk(stmt.body, inner, _turn(stmt, top), final)
+                for exits in jumps.pop().values():  # a last turn may end at either
+                    last.merge(exits)
+                if not _turns(stmt):
+                    last.merge(top)  # no turn at all
+                aliases = walk(stmt.orelse, loops, last, final)
+        return aliases
+
+    return walk(body, [], aliases if aliases is not None else Aliases(), True)
+
+
+def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
+    """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``."""
+    entry = aliases.copy()
+    if isinstance(loop, gast.For) and isinstance(loop.target, gast.Name):
+        entry.assign(loop.target.id, loop.iter)
+    return entry
+
+
+def _turns(loop: gast.stmt) -> int | None:
+    """How many turns ``loop`` makes when that is written in it (``for i in range(n)`` with
+    constants); None when it is not known."""
+    if not isinstance(loop, gast.For) or not isinstance(loop.iter, gast.Call):
+        return None
+    call = loop.iter
+    args = call.args
+    if not (isinstance(call.func, gast.Name) and call.func.id == "range") or call.keywords:
+        return None
+    if not args or len(args) > 2 or not all(isinstance(a, gast.Constant) for a in args):
+        return None
+    bounds = [a.value for a in args]
+    if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        return None
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else bounds
+    return max(stop - start, 0)
+
+
+def memory_of(param: str) -> str:
+    """A name no code can use for the memory parameter ``param`` holds at the call."""
+    return f"<memory of {param}>"
+
+
+def with_arguments(params: list[str]) -> Aliases:
+    """Aliases at a function's entry: each parameter views its argument's memory, so that
+    a parameter rebound to a new array (``h = h @ W``) no longer counts as the argument."""
+    aliases = Aliases()
+    for p in params:
+        aliases.assign(p, gast.Name(id=memory_of(p), ctx=gast.Load(), annotation=None,
+                                    type_comment=None))  # fmt: skip
+    return aliases
+
+
+def argument_of(aliases: Aliases, name: str | None, params: list[str]) -> str | None:
+    """The parameter whose argument's memory ``name`` may denote here."""
+    if name is None:
+        return None
+    shared = aliases.others(name)
+    return next((p for p in params if memory_of(p) in shared), None)

@@ -15,7 +15,13 @@ import gast
 import numpy as np
 
 from srcad.errors import TransformError
-from srcad.transform.analyses.aliasing import viewed_name
+from srcad.transform.analyses.aliasing import (
+    Aliases,
+    argument_of,
+    carry,
+    viewed_name,
+    with_arguments,
+)
 from srcad.transform.frontend import MISSING, Source
 
 #: how each changes its target: lowered to ``target[...] = <new value>`` ("whole"), to an
@@ -486,7 +492,7 @@ def _summary(func: object) -> _Summary:
 def _summarize(func: object) -> _Summary:
     from srcad.transform.frontend import parse_function
     from srcad.transform.normalize.anf import local_names
-    from srcad.transform.normalize.walk import all_statements
+    from srcad.transform.normalize.walk import own_parts
 
     try:
         source = parse_function(func)
@@ -494,29 +500,24 @@ def _summarize(func: object) -> _Summary:
         return _NOTHING
     tree = source.tree
     local = local_names(tree)
-    roots = {
-        p: p for p in (a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs)
-    }
+    params = [a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs]
+    # flow-sensitive: a local rebound to a new array (``h = h @ W``) no longer views its
+    # argument, and statements that never run do not count
+    aliases = with_arguments(params)
     summary = _Summary({}, {})
 
     def place(node: gast.AST) -> str:
         filename, lineno, _, _ = source.location(node)
         return f"{filename}:{lineno}"
 
-    def note(expr: gast.expr, kind: str, node: gast.AST) -> None:
-        root = roots.get(_memory_name(expr) or "")
-        if root is not None and root not in summary.changed:
-            summary.changed[root] = (kind, place(node))
+    def visit(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
+        def note(expr: gast.expr, kind: str, node: gast.AST) -> None:
+            root = argument_of(aliases, _memory_name(expr), params)
+            if root is not None and root not in summary.changed:
+                summary.changed[root] = (kind, place(node))
 
-    for _ in range(2):  # views of views: a second pass sees names bound later in loops
-        for stmt in all_statements(tree.body):
-            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-                viewed = viewed_name(stmt.value)
-                if viewed in roots and stmt.targets[0].id not in roots:
-                    roots[stmt.targets[0].id] = roots[viewed]
-    for stmt in all_statements(tree.body):
         if isinstance(stmt, gast.Return) and stmt.value is not None:
-            root = roots.get(viewed_name(stmt.value) or "")
+            root = argument_of(aliases, viewed_name(stmt.value), params)
             if root is not None:
                 summary.returned.setdefault(root, place(stmt))
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
@@ -526,12 +527,15 @@ def _summarize(func: object) -> _Summary:
                     note(target.value, ITEM, stmt)
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     note(target, AUGMENTED, stmt)
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Call):
-                found = mutation_of(node, source, local)
-                if found is not None:
-                    augmented = found.kind == AUGMENTED or found.detail.get("augmented")
-                    note(found.target, AUGMENTED if augmented else found.kind, node)
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if isinstance(node, gast.Call):
+                    found = mutation_of(node, source, local)
+                    if found is not None:
+                        augmented = found.kind == AUGMENTED or found.detail.get("augmented")
+                        note(found.target, AUGMENTED if augmented else found.kind, node)
+
+    carry(tree.body, visit, aliases)
     return summary
 
 

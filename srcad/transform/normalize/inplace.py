@@ -15,7 +15,13 @@ import gast
 
 from srcad.runtime import inplace
 from srcad.transform import build
-from srcad.transform.analyses.aliasing import viewed_name
+from srcad.transform.analyses.aliasing import (
+    Aliases,
+    argument_of,
+    carry,
+    viewed_name,
+    with_arguments,
+)
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -29,7 +35,7 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
     source.namespace[helper] = inplace.setitem
     repeatable = namer.bind_global(inplace.scatter, "scatter")
     source.namespace[repeatable] = inplace.scatter
-    inputs = _input_aliases(tree)
+    inputs = _updates_of_arguments(tree)
     local = _stored_names(tree)
     ints = _int_names(tree, source, local)
     updated = _updated_by_calls(tree, source, local)
@@ -42,7 +48,7 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
                 out.append(stmt)
                 continue
             name = target.value.id
-            if name in inputs:
+            if id(stmt) in inputs:
                 raise source.error(
                     f"in-place update of '{name}', which is (or views) an argument: srcad never "
                     "changes its inputs; copy it first (y = x.copy())",
@@ -133,20 +139,22 @@ def _updated_by_calls(tree: gast.FunctionDef, source: Source, local: set[str]) -
     }
 
 
-def _input_aliases(tree: gast.FunctionDef) -> set[str]:
-    """Parameters and every name that may be (a view of) one."""
+def _updates_of_arguments(tree: gast.FunctionDef) -> set[int]:
+    """The element updates (by ``id``) that may write into an argument's memory: to a
+    parameter, or a name that may view one, where the update runs (``h = h @ W`` first
+    makes ``h`` a new array)."""
     args = tree.args
-    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    changed = True
-    while changed:
-        changed = False
-        for stmt in all_statements(tree.body):
-            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-                source = viewed_name(stmt.value)
-                if source in names and stmt.targets[0].id not in names:
-                    names.add(stmt.targets[0].id)
-                    changed = True
-    return names
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    found: set[int] = set()
+
+    def visit(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            if argument_of(aliases, target.value.id, params) is not None:
+                found.add(id(stmt))
+
+    carry(tree.body, visit, with_arguments(params))
+    return found
 
 
 def alias_groups(body: list[gast.stmt], names: set[str]) -> dict[str, set[str]]:

@@ -11,7 +11,7 @@ import gast
 
 from srcad.runtime import inplace, lists
 from srcad.transform import build
-from srcad.transform.anno import getanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
 from srcad.transform.optimize.usage import Rename, assigned, bodies, counts, mutated, reads
 
@@ -46,6 +46,9 @@ def _try_inline(
             # after the update, it would see the new elements
             return False
     Rename(loads={name: stmt.value}).visit(body[use])
+    if getanno(stmt, "copies"):
+        # the value must stay a new array (``du * 1.0``, not ``du``) where it lands too
+        setanno(body[use], "copies", True)
     del body[j]
     read[name] = written[name] = 0
     return True

@@ -1,0 +1,90 @@
+"""What a "no rule" error says: the op, what to write instead when a habit misled, and
+how to give the op a rule."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from srcad.adjoints.registry import Attribute, Method, Operator, lookup
+
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+#: where a user learns to write a rule (the README section and the runnable example)
+RULES_HELP = 'see examples/custom_rules.py and the README section "Writing rules"'
+
+#: Python's functions that mean something else on arrays, and NumPy's that srcad differentiates
+_INSTEAD = {
+    builtins.max: "Python's max() picks one whole value (on arrays it fails, or compares "
+    "them as wholes); use np.maximum(a, b) elementwise, or np.max(x) over an array",
+    builtins.min: "Python's min() picks one whole value (on arrays it fails, or compares "
+    "them as wholes); use np.minimum(a, b) elementwise, or np.min(x) over an array",
+    builtins.pow: "use a ** b or np.power(a, b)",
+}
+
+#: array methods that leave the array world: no gradient can follow the Python values
+_CONVERSIONS = {
+    "item": ".item() turns a differentiated value into a Python number, which carries no "
+    "gradient; use float(x) (differentiated) or keep the array (x[()] or x[0] for one "
+    "element), or srcad.stop_gradient(x).item() for a constant",
+    "tolist": ".tolist() turns a differentiated array into Python numbers, which carry no "
+    "gradient; keep the array (index it, or iterate over it), or "
+    "srcad.stop_gradient(x).tolist() for constants",
+}
+
+
+def no_rule(op: Any, tangent: bool = False) -> str:
+    """The message for an op that has no rule in the mode asked for."""
+    kind, decorator = ("tangent", "srcad.tangent") if tangent else ("adjoint", "srcad.adjoint")
+    text = f"no {kind} rule for {op.label}"
+    advice = _advice(op)
+    if advice:
+        text += f": {advice}"
+    else:
+        what = {Attribute: "attribute read", Operator: "operation"}.get(type(op.key), "call")
+        mode = " in forward mode" if tangent else ""
+        text += f": srcad cannot differentiate this {what}{mode}"
+    target = f"({op.label})" if callable(op.callee) and _DOTTED.match(op.label) else ""
+    how = f"@{decorator}{target}" + (" (reverse mode: @srcad.adjoint)" if tangent else "")
+    if isinstance(op.key, (Method, Attribute)):
+        how = f"move it into a function of your own and register a rule for that with {how}"
+    else:
+        how = f"register a rule with {how}"
+    return f"{text}. To give it a derivative, {how}; {RULES_HELP}"
+
+
+def _advice(op: Any) -> str:
+    """What to write instead, for the ops habits from Python or JAX lead to."""
+    callee = op.callee
+    try:
+        known = _INSTEAD.get(callee)
+    except TypeError:  # unhashable
+        known = None
+    if known:
+        return known
+    if getattr(callee, "__module__", None) in ("builtins", "math") or (
+        callable(callee) and getattr(math, getattr(callee, "__name__", ""), None) is callee
+    ):
+        same = getattr(np, getattr(callee, "__name__", ""), None)
+        if same is not None and lookup(same) is not None:
+            return f"use np.{same.__name__}, which srcad differentiates"
+    if isinstance(op.key, Method) and op.key.name in _CONVERSIONS:
+        return _CONVERSIONS[op.key.name]
+    if isinstance(op.key, Attribute) and not hasattr(np.ndarray, op.key.name):
+        return (
+            f"srcad reads .{op.key.name} of differentiated values only for arrays and for "
+            "dataclasses and namedtuples passed as arguments; an object of another class is "
+            "opaque to it: make its class a @dataclass, or pass its arrays as arguments"
+        )
+    if callable(callee) and not getattr(callee, "__qualname__", None):
+        if inspect.isfunction(getattr(type(callee), "__call__", None)):  # noqa: B004
+            return (
+                "srcad differentiates calls of functions and methods, not of objects: "
+                "call its method, obj.__call__(...), which srcad reads like any method"
+            )
+        return f"its class {type(callee).__name__} has no Python __call__ srcad can read"
+    return ""

@@ -1,0 +1,119 @@
+"""An array put into a list, tuple or dict and then updated in place: the container holds
+the array itself, so NumPy shows the update through it; srcad refuses what it would
+otherwise differentiate as the value before the update (issue #16, fuzz seeds 310, 361, 441)."""
+
+import numpy as np
+import pytest
+
+import srcad
+
+X = np.array([0.3, -0.7, 1.1])
+Y = np.array([0.5, 0.2, -0.4])
+
+
+def list_display(x, y):
+    u = x * y
+    items = [u, x]
+    u[1] = 0.13
+    return np.sum(items[0] * x)
+
+
+def tuple_display(x, y):
+    u = x * y
+    pair = (u, x)
+    u[1] = 0.13
+    return np.sum(pair[0] * x)
+
+
+def dict_display(x, y):
+    u = x * y
+    d = {"a": u}
+    u[1] = 0.13
+    return np.sum(d["a"] * x)
+
+
+def dict_store(x, y):
+    u = x * y
+    d = {}
+    d["a"] = u
+    u *= 2.0
+    return np.sum(d["a"] * x)
+
+
+def appended(x, y):
+    u = x * y
+    items = []
+    items.append(u)
+    u[1] = 0.13
+    return np.sum(items[0] * x)
+
+
+def extended(x, y):
+    u = x * y
+    items = [x]
+    items.extend([u[1:], x])
+    u[1] = 0.13
+    return np.sum(items[1] * x[1:])
+
+
+def appended_in_a_loop(x, y):
+    acc = x * y
+    items = []
+    for _ in range(2):
+        items.append(acc)
+        acc += x
+    return np.sum(np.stack(items))
+
+
+def read_through_an_element(x, y):
+    u = x * y
+    items = [u, x]
+    first = items[0]
+    u[1] = 0.13
+    return np.sum(first * x)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        list_display,
+        tuple_display,
+        dict_display,
+        dict_store,
+        appended,
+        extended,
+        appended_in_a_loop,
+        read_through_an_element,
+    ],
+)
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_an_array_updated_while_a_container_holds_it_is_refused(f, mode):
+    with pytest.raises(srcad.TransformError, match=r"in-place update of '(u|acc)', which") as e:
+        if mode == "rev":
+            srcad.grad(f)(X.copy(), Y.copy())
+        else:
+            srcad.jvp(f, (X.copy(), Y.copy()), (np.ones(3), np.ones(3)))
+    assert "test_container_aliases.py:" in str(e.value)
+
+
+def stored_before_update_then_rebuilt(x, y):
+    u = x * y
+    items = [u * 1.0, x]  # a new array, not u itself
+    u[1] = 0.13
+    d = {}
+    d["a"] = items[0]
+    d["b"] = u  # stored after the update: it holds the updated array
+    return np.sum(d["a"] * x) + np.sum(d["b"] * y)
+
+
+def container_changed_in_place(x, y):
+    more = [x * 2.0]
+    xs = [x]
+    xs.extend(more)
+    xs += more  # changes the list xs, not the arrays it holds
+    return np.sum(np.stack(xs) ** 2)
+
+
+@pytest.mark.parametrize("f", [stored_before_update_then_rebuilt, container_changed_in_place])
+def test_containers_that_hold_no_updated_array_still_differentiate(f):
+    srcad.check_grad(f, X, Y, wrt=(0, 1), modes=("rev", "fwd"))
