@@ -373,3 +373,123 @@ def test_parameter_not_differentiated_starts_with_a_zero_tangent(f, wrt):
     srcad.check_grad(f, X.copy(), U.copy(), wrt=wrt, order=2, modes=("fwd", "rev"))
     _, tangent = srcad.jvp(f, (X.copy(), U.copy()), (None, X.copy()))
     assert np.isclose(tangent, np.sum(srcad.grad(f, wrt=1)(X.copy(), U.copy()) * X))
+
+
+# ---- a pop of an adjoint tape whose value is not needed still runs ----
+# (third order: the backward of ``da_1 = dtape.pop()`` pushes on ``ddtape``; the backward of
+# its ``dtape.push(da_1)`` must pop even where nothing reads the value, or the next pop
+# takes the wrong entry: a silently wrong third derivative)
+
+
+def sin_times_y_after_zero_trip(y):
+    a = y
+    for _ in range(0):
+        a = y
+    a = np.sin(a)
+    a = a * y
+    return a
+
+
+def sin_times_y_after_untaken_if(y):
+    a = y
+    if y > 100.0:
+        a = y
+    a = np.sin(a)
+    a = a * y
+    return a
+
+
+def sin_times_y_after_while(y):
+    a = y
+    n = 0
+    while n < 0:
+        a = y
+        n += 1
+    a = np.sin(a)
+    a = a * y
+    return a
+
+
+@pytest.mark.parametrize(
+    "f", [sin_times_y_after_zero_trip, sin_times_y_after_untaken_if, sin_times_y_after_while]
+)
+def test_third_order_matches_the_closed_form(f):
+    x, eps = 0.45, 1e-5
+    g2 = srcad.grad(srcad.grad(f))
+    exact = -np.cos(x) * x - 3.0 * np.sin(x)  # d^3/dy^3 of y sin(y)
+    np.testing.assert_allclose(srcad.grad(g2)(x), exact, rtol=1e-10)
+    np.testing.assert_allclose(srcad.jvp(g2, (x,), (1.0,))[1], exact, rtol=1e-10)
+    np.testing.assert_allclose((g2(x + eps) - g2(x - eps)) / (2 * eps), exact, rtol=1e-6)
+
+
+# ---- a variable only a branch assigns, whose adjoint the other branch's backward zeros ----
+
+
+def correlated_branches(y):
+    if y > 0.0:
+        t = np.cos(y)
+    a = y * 2.0
+    if y > 0.0:
+        a = a * t
+    return a
+
+
+def cos_in_else(y):
+    b = y * 0.5
+    if y > 0.0:
+        a = b
+    else:
+        a = np.cos(y) * b
+    a = a * y
+    return np.cos(a)
+
+
+def cos_in_zero_trip_loop(y):
+    a = y * 1.0
+    for _ in range(0):
+        t = np.cos(a)
+        a = a * t
+    a = np.sin(a) * y
+    return a
+
+
+@pytest.mark.parametrize("x", [0.45, -0.45])
+def test_first_order_with_a_name_one_branch_assigns(x):
+    eps = 1e-6
+    f = correlated_branches
+    np.testing.assert_allclose(srcad.grad(f)(x), (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-6)
+
+
+@pytest.mark.parametrize("x", [0.45, -0.45])
+@pytest.mark.parametrize("f", [correlated_branches, cos_in_else, cos_in_zero_trip_loop])
+def test_second_order_with_a_name_one_branch_assigns(f, x):
+    eps = 1e-5
+    g1 = srcad.grad(f)
+    ref = (g1(x + eps) - g1(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(srcad.grad(g1)(x), ref, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(srcad.hessian(f)(x), ref, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(srcad.jvp(g1, (x,), (1.0,))[1], ref, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(srcad.vjp(g1, x)[1](1.0)[0], ref, rtol=1e-6, atol=1e-9)
+    g2 = srcad.grad(g1)
+    ref3 = (g2(x + eps) - g2(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(srcad.grad(g2)(x), ref3, rtol=1e-5, atol=1e-8)
+
+
+def sin_times_y_in_loop(y):
+    a = y * 1.0
+    for _ in range(2):
+        a = np.sin(a) * y
+    return a
+
+
+@pytest.mark.parametrize("f", [sin_times_y_after_zero_trip, sin_times_y_in_loop])
+def test_fourth_order(f):
+    # fourth order differentiates ``da = da + dtape.pop()``, whose pop lands in a temporary
+    # that must vary with the input as the value pushed does
+    x, eps = 0.45, 1e-4
+    g3 = srcad.grad(srcad.grad(srcad.grad(f)))
+    ref = (g3(x + eps) - g3(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(srcad.grad(g3)(x), ref, rtol=1e-6)
+    np.testing.assert_allclose(srcad.jvp(g3, (x,), (1.0,))[1], ref, rtol=1e-6)
+    if f is sin_times_y_after_zero_trip:
+        np.testing.assert_allclose(srcad.grad(g3)(x), -4.0 * np.cos(x) + x * np.sin(x))

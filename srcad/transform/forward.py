@@ -17,7 +17,7 @@ from srcad.adjoints.registry import lookup_tangent
 from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
-from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
 from srcad.transform.analyses.masking import (
     SELECTIONS,
@@ -81,6 +81,8 @@ class _Forward:
     sharing: set[str] = field(default_factory=set)
     shapes: SameShape | None = None
     tapes: set[str] = field(default_factory=set)
+    #: those of ``tapes`` carrying a varied value (every push and pop on them gets a tangent)
+    active_tapes: frozenset[str] = frozenset()
     tangents: dict[str, str] = field(default_factory=dict)
     handles: dict[tuple, str] = field(default_factory=dict)
     #: names whose tangent may be zero where a selection did not choose the value (see
@@ -143,16 +145,16 @@ class _Forward:
                 )
             return []
         value = call.args[0]
-        if not operand_names(value) & self.activity.varied:
+        if call.func.value.id not in self.active_tapes:
             return []
-        if not isinstance(value, gast.Name):
+        if operand_names(value) & self.activity.varied and not isinstance(value, gast.Name):
             raise self.source.error("differentiating this tape push again is not supported", stmt)
         push = build.attr(build.load(self.tangent(call.func.value.id)), "push")
         return [_generated(gast.Expr(value=build.call(push, self.tangent_of(value))), False)]
 
     def tape_pop(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         name = stmt.targets[0].id
-        if name not in self.activity.varied:
+        if call.func.value.id not in self.active_tapes:
             return [stmt]
         pop = build.call(build.attr(build.load(self.tangent(call.func.value.id)), "pop"))
         if not self.active(name):
@@ -540,6 +542,7 @@ def forward(
     shapes = analyse_shapes(body, source, local, frozenset(stable))
     ctx = _Forward(source, namer, local, activity, xp_name, updated, sharing, shapes, tapes)
     ctx.masked = masked_tangents(body, source, local, wrt if masked else ())
+    ctx.active_tapes = active_tapes(body, tapes, activity)
     for name in wrt:
         ctx.tangent(name)
     # a parameter not differentiated that a loop or branch makes vary starts with no tangent

@@ -21,7 +21,7 @@ from srcad.runtime import accumulate, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
-from srcad.transform.analyses.activity import Activity, analyse_activity, targets
+from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.masking import (
     SELECTIONS,
     is_elementwise,
@@ -94,6 +94,9 @@ class _Context:
     setitem: tuple[str, ...] = ()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
+    #: those of ``tapes`` carrying a varied value: every push and pop on them gets its
+    #: adjoint, so that the adjoint tape's pushes and pops pair up as the tape's do
+    active_tapes: frozenset[str] = frozenset()
     #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
     ranks: dict[str, Rank] = field(default_factory=dict)
     #: names whose adjoint may be zero where a selection did not choose the value (see
@@ -137,6 +140,8 @@ class _Sweep:
     # adjoints that are one number broadcast to their variable's shape (a whole-array sum's
     # ``unreduce(g, x)``): an elementwise rule of the same shape may read ``g`` itself
     uniform: dict[str, gast.expr] = field(default_factory=dict)
+    # names whose adjoint starts as ``zeros_like(name)`` somewhere in the backward code
+    zeroed: set[str] = field(default_factory=set)
     # ops without a rule, latest first in program order: the sweep goes on to report the
     # earliest (``eig`` rather than the ``.real`` of its result, which fails because of it)
     errors: list[NoAdjointError] = field(default_factory=list)
@@ -232,6 +237,7 @@ class _Sweep:
     def zeros(self, name: str) -> gast.stmt:
         if name not in self.ctx.source.lists:
             self.owned.add(name)
+        self.zeroed.add(name)
         helper = self.ctx.namer.bind_global(accumulate.zeros_like, "zeros_like")
         return _generated(build.assign(self.adj(name), build.call(helper, build.load(name))))
 
@@ -274,7 +280,7 @@ class _Sweep:
         if isinstance(stmt, gast.While):
             return self.while_loop(stmt)
         push = tape_call(stmt, set(self.ctx.tapes), "push")
-        if push is not None and operand_names(push.args[0]) & self.ctx.activity.varied:
+        if push is not None and push.func.value.id in self.ctx.active_tapes:
             return [stmt], self.push_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
@@ -301,13 +307,17 @@ class _Sweep:
     def push_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
         """A value pushed on a tape gets the adjoint its pop handed on."""
         value = stmt.value.args[0]
+        tape = self.ctx.tapes[stmt.value.func.value.id]
+        pop = build.call(build.attr(build.load(tape), "pop"))
+        if not operand_names(value) & self.ctx.activity.varied:
+            return [_generated(gast.Expr(value=pop), False)]
         if not isinstance(value, gast.Name):
             raise self.ctx.source.error(
                 "differentiating this tape push again is not supported", stmt
             )
-        tape = self.ctx.tapes[stmt.value.func.value.id]
-        pop = build.call(build.attr(build.load(tape), "pop"))
-        return self.contribute(value, pop, False, stmt)
+        # the pop runs even where its value is not needed: later pops take what is under it
+        out = self.contribute(value, pop, False, stmt) or [gast.Expr(value=pop)]
+        return [_generated(s, False) for s in out]
 
     def pop_backward(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""
@@ -457,7 +467,7 @@ class _Sweep:
         pop = tape_call(stmt, set(ctx.tapes), "pop")
         self.contributed: set[str] = set()
         if pop is not None:
-            if names[0] in ctx.activity.varied:
+            if pop.func.value.id in ctx.active_tapes:
                 out.extend(self.pop_backward(stmt, pop))
         elif call is not None:
             if any(n in self.state for n in call.outputs):
@@ -1009,6 +1019,7 @@ def reverse(
         {}, stable, getanno(tree, "setitem") or (),
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
+    ctx.active_tapes = active_tapes(body, tapes, activity)
     ctx.masked = masked_adjoints(body, source, local, outputs if masked else ())
     _mask_user_calls(body, ctx)
     if facts is not None:
@@ -1069,6 +1080,14 @@ def reverse(
             )
             if not assigned_first:
                 prologue.append(_generated(build.assign(name, build.const(None)), False))
+    # a branch's backward zeros an adjoint the other branch made, and a loop's before the
+    # loop, reading the variable, which only a branch or loop that did not run may assign
+    # (generated code's ``if`` and its backward's, on one test): None reads as a zero then
+    placeheld = {s.targets[0].id for s in prologue if isinstance(s, gast.Assign)}
+    top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    for name in sorted(sweep.zeroed - top - set(inputs) - placeheld):
+        if name in local and name not in source.lists:
+            prologue.append(_generated(build.assign(name, build.const(None)), False))
     # arrays the backward pass restores in place (their memory, under any name)
     restored = set().union(*groups.values()) if sweep.pushes else set()
     if output not in stable and output in plan.pushed_names | restored:
@@ -1132,13 +1151,14 @@ def reverse(
     residuals = build.tuple_([build.load(n) for n in residual_names] + [
         build.call(namer.bind_global(inplace.copied, "copied"), build.load(n)) for n in finals
     ])  # fmt: skip
-    top = {n for s in body if isinstance(s, gast.Assign) for n in targets(s)}
+    placeheld = {s.targets[0].id for s in prologue if isinstance(s, gast.Assign)}
     for name in residual_names:
         if (
             name in local
             and name not in top
             and name not in inputs
             and name not in plan.pushed_names
+            and name not in placeheld
         ):
             # assigned only inside a branch or loop that may not run: still a residual
             prologue.append(_generated(build.assign(name, build.const(None)), False))

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 import gast
 
 from srcad.transform.frontend import Source
-from srcad.transform.ops import classify, differentiable_operand_names, operand_names
+from srcad.transform.normalize.walk import all_statements
+from srcad.transform.ops import (
+    classify,
+    differentiable_operand_names,
+    operand_names,
+    tape_call,
+    tape_names,
+)
 
 
 @dataclass(frozen=True)
@@ -29,37 +36,73 @@ def targets(stmt: gast.stmt) -> list[str]:
     return []
 
 
-def _forward(body: list[gast.stmt], source: Source, local: set[str], varied: set[str]) -> None:
+def _forward(body: list[gast.stmt], ctx: _Flow, varied: set[str]) -> None:
     for stmt in body:
-        if isinstance(stmt, gast.Assign):
-            op = classify(stmt.value, source, local)
+        push, pop = tape_call(stmt, ctx.tapes, "push"), tape_call(stmt, ctx.tapes, "pop")
+        if push is not None:
+            # a value taken off a tape varies when one put on it does (pairs go by order)
+            if operand_names(push.args[0]) & varied:
+                ctx.carrying.add(push.func.value.id)
+        elif pop is not None:
+            if pop.func.value.id in ctx.carrying:
+                varied.update(targets(stmt))
+        elif isinstance(stmt, gast.Assign):
+            op = classify(stmt.value, ctx.source, ctx.local)
             if not op.nondifferentiable and differentiable_operand_names(stmt.value, op) & varied:
                 varied.update(targets(stmt))
         elif isinstance(stmt, gast.If):
-            _forward(stmt.body, source, local, varied)
-            _forward(stmt.orelse, source, local, varied)
+            _forward(stmt.body, ctx, varied)
+            _forward(stmt.orelse, ctx, varied)
         elif isinstance(stmt, (gast.For, gast.While)):
             while True:
-                before = len(varied)
-                _forward(stmt.body, source, local, varied)
-                if len(varied) == before:
+                before = len(varied), len(ctx.carrying)
+                _forward(stmt.body, ctx, varied)
+                if (len(varied), len(ctx.carrying)) == before:
                     break
 
 
-def _backward(body: list[gast.stmt], useful: set[str]) -> None:
+def _backward(body: list[gast.stmt], ctx: _Flow, useful: set[str]) -> None:
     for stmt in reversed(body):
-        if isinstance(stmt, gast.Assign):
+        push, pop = tape_call(stmt, ctx.tapes, "push"), tape_call(stmt, ctx.tapes, "pop")
+        if push is not None:
+            if push.func.value.id in ctx.carrying:
+                useful |= operand_names(push.args[0])
+        elif pop is not None:
+            if set(targets(stmt)) & useful:
+                ctx.carrying.add(pop.func.value.id)
+        elif isinstance(stmt, gast.Assign):
             if set(targets(stmt)) & useful:
                 useful |= operand_names(stmt.value)
         elif isinstance(stmt, gast.If):
-            _backward(stmt.body, useful)
-            _backward(stmt.orelse, useful)
+            _backward(stmt.body, ctx, useful)
+            _backward(stmt.orelse, ctx, useful)
         elif isinstance(stmt, (gast.For, gast.While)):
             while True:
-                before = len(useful)
-                _backward(stmt.body, useful)
-                if len(useful) == before:
+                before = len(useful), len(ctx.carrying)
+                _backward(stmt.body, ctx, useful)
+                if (len(useful), len(ctx.carrying)) == before:
                     break
+
+
+@dataclass
+class _Flow:
+    """What a pass of the analysis reads, and the tapes (of generated code being
+    differentiated again) it found carrying varied (useful) values so far."""
+
+    source: Source
+    local: set[str]
+    tapes: set[str]
+    carrying: set[str]
+
+
+def _fixpoint(body: list[gast.stmt], ctx: _Flow, names: set[str], sweep) -> None:
+    """Sweep ``body`` until ``names`` and the carrying tapes stop growing (a pop may
+    come before its push in the code, in a loop's body)."""
+    while True:
+        before = len(names), len(ctx.carrying)
+        sweep(body, ctx, names)
+        if (len(names), len(ctx.carrying)) == before:
+            return
 
 
 def analyse_activity(
@@ -69,9 +112,25 @@ def analyse_activity(
     wrt: list[str],
     outputs: list[str],
 ) -> Activity:
-    """Varied (forward from ``wrt``) and useful (backward from ``outputs``) names."""
+    """Varied (forward from ``wrt``) and useful (backward from ``outputs``) names; a
+    value a tape carries is followed from its push to its pop."""
+    tapes = tape_names(body, source, local)
     varied = set(wrt)
-    _forward(body, source, local, varied)
+    _fixpoint(body, _Flow(source, local, tapes, set()), varied, _forward)
     useful = set(outputs)
-    _backward(body, useful)
+    _fixpoint(body, _Flow(source, local, tapes, set()), useful, _backward)
     return Activity(frozenset(varied), frozenset(useful))
+
+
+def active_tapes(body: list[gast.stmt], tapes: set[str], activity: Activity) -> frozenset[str]:
+    """The ``tapes`` (of generated code) that some push of a varied value or pop into a
+    varied name uses. Every push and pop on such a tape needs its derivative, varied or
+    not: the derivative's own tape pairs them up by order, as the tape does."""
+    active = set()
+    for stmt in all_statements(body):
+        push, pop = tape_call(stmt, tapes, "push"), tape_call(stmt, tapes, "pop")
+        if push is not None and operand_names(push.args[0]) & activity.varied:
+            active.add(push.func.value.id)
+        elif pop is not None and set(targets(stmt)) & activity.varied:
+            active.add(pop.func.value.id)
+    return frozenset(active)
