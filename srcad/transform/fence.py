@@ -6,7 +6,6 @@ import gast
 
 from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.frontend import Source
-from srcad.transform.normalize.walk import own_parts
 
 _REJECTED: dict[type, str] = {
     gast.Try: "'try' statements cannot be differentiated",
@@ -86,32 +85,15 @@ def _check_node(node: gast.AST, source: Source) -> None:
 def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
     """``z += 1`` on an array would also change every name sharing its memory; refuse that
     when such a name is read afterwards, since desugaring to ``z = z + 1`` would not."""
-    order: list[tuple[gast.stmt, list[gast.stmt]]] = []  # statement, enclosing loops
+    places = _places(body)
 
-    def visit(stmts: list[gast.stmt], loops: list[gast.stmt]) -> None:
-        for stmt in stmts:
-            order.append((stmt, loops))
-            inner = loops + [stmt] if isinstance(stmt, (gast.For, gast.While)) else loops
-            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
-                if isinstance(stmt, (gast.If, gast.For, gast.While)) and block:
-                    visit(block, inner)
-
-    visit(body, [])
-    position = {id(stmt): k for k, (stmt, _) in enumerate(order)}
-
-    def shared_later(k: int, loops: list[gast.stmt], name: str, aliases: Aliases) -> list[str]:
-        """Other names sharing ``name``'s memory that are read after statement ``k``."""
-        later = {n for s, _ in order[k + 1 :] for n in _simple_reads(s)}
-        for loop in loops:  # a loop's next turn reads what the whole loop reads
-            later |= {
-                n.id
-                for n in gast.walk(loop)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-            }
-        return sorted(aliases.others(name) & later)
+    def shared_later(stmt: gast.stmt, name: str, aliases: Aliases) -> list[str]:
+        """Other names sharing ``name``'s memory that may be read after ``stmt`` before
+        they are bound anew (a helper's inlined parameter, bound again on the next turn of
+        a loop, does not count)."""
+        return sorted(n for n in aliases.others(name) if _live_after(stmt, n, places))
 
     def check(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
-        k = position[id(stmt)]
         changed = _first_target(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign)) else None
         if isinstance(changed, gast.Subscript):
             changed = changed.value
@@ -119,7 +101,7 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
             return  # xs += [v], d[k] = v change the container, not the arrays it holds
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
-            shared = shared_later(k, loops, name, aliases)
+            shared = shared_later(stmt, name, aliases)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which may share memory with "
@@ -133,7 +115,7 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
         ):
             # y[i] = v changes y's memory: any other name viewing it would change too
             name = _first_target(stmt).value.id
-            shared = shared_later(k, loops, name, aliases)
+            shared = shared_later(stmt, name, aliases)
             if shared:
                 raise source.error(
                     f"in-place update of '{name}', which shares memory with "
@@ -146,18 +128,103 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
     carry(body, check)
 
 
+_READ, _BOUND, _UNDECIDED = "read", "bound", "undecided"
+Places = dict[int, tuple[list[gast.stmt], int, gast.stmt | None]]
+
+
+def _places(body: list[gast.stmt]) -> Places:
+    """For each statement (by ``id``): its block, its index there, and the compound
+    statement the block belongs to (None at the top)."""
+    places: Places = {}
+
+    def visit(block: list[gast.stmt], parent: gast.stmt | None) -> None:
+        for k, stmt in enumerate(block):
+            places[id(stmt)] = (block, k, parent)
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                visit(stmt.body, stmt)
+                visit(stmt.orelse, stmt)
+
+    visit(body, None)
+    return places
+
+
+def _live_after(stmt: gast.stmt, name: str, places: Places) -> bool:
+    """Whether ``name`` may be read after ``stmt`` runs, before it is bound again, on some
+    path: the rest of its block, a loop's next turn, what follows the loop or branch."""
+    node = stmt
+    while True:
+        block, k, parent = places[id(node)]
+        found = _first_use(block[k + 1 :], name)
+        if found != _UNDECIDED:
+            return found == _READ
+        if parent is None:
+            return False
+        if isinstance(parent, (gast.For, gast.While)) and any(s is node for s in parent.body):
+            # the next turn: the header, then the body from its start
+            if isinstance(parent, gast.While) and name in _names_read(parent.test):
+                return True
+            rebinds = isinstance(parent, gast.For) and name in _names_bound(parent.target)
+            if not rebinds and _first_use(parent.body, name) == _READ:
+                return True
+        if isinstance(parent, (gast.For, gast.While)) and _first_use(parent.orelse, name) == _READ:
+            return True
+        node = parent
+
+
+def _first_use(stmts: list[gast.stmt], name: str) -> str:
+    """Whether running ``stmts`` surely reads ``name`` first on some path (_READ), surely
+    binds it again before any read (_BOUND), or neither (_UNDECIDED)."""
+    for stmt in stmts:
+        if isinstance(stmt, gast.If):
+            if name in _names_read(stmt.test):
+                return _READ
+            then, other = _first_use(stmt.body, name), _first_use(stmt.orelse, name)
+            if _READ in (then, other):
+                return _READ
+            if then == other == _BOUND:
+                return _BOUND
+        elif isinstance(stmt, (gast.For, gast.While)):
+            header = stmt.iter if isinstance(stmt, gast.For) else stmt.test
+            if name in _names_read(header):
+                return _READ
+            rebinds = isinstance(stmt, gast.For) and name in _names_bound(stmt.target)
+            # a loop may make no turn: what its body binds is not sure to be bound after it
+            if not rebinds and _first_use(stmt.body, name) == _READ:
+                return _READ
+            if _first_use(stmt.orelse, name) == _READ:
+                return _READ
+        elif isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if name in _names_read(stmt):
+                return _READ  # a closure may read it whenever it is called
+        else:
+            if name in _names_read(stmt):
+                return _READ
+            if isinstance(stmt, gast.Return):
+                return _BOUND  # the path ends here without reading it
+            if isinstance(stmt, gast.Assign) and any(name in _names_bound(t) for t in stmt.targets):
+                return _BOUND
+    return _UNDECIDED
+
+
+def _names_read(node: gast.AST) -> set[str]:
+    return {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _names_bound(target: gast.expr) -> set[str]:
+    """Names a plain binding of ``target`` rebinds (``a``, ``a, b``; not ``a[i]``)."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return {n for elt in target.elts for n in _names_bound(elt)}
+    if isinstance(target, gast.Starred):
+        return _names_bound(target.value)
+    return set()
+
+
 def _first_target(stmt: gast.stmt) -> gast.expr:
     return stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
-
-
-def _simple_reads(stmt: gast.stmt) -> set[str]:
-    """Names a statement reads itself (a compound statement: its header only)."""
-    return {
-        n.id
-        for part in own_parts(stmt)
-        for n in gast.walk(part)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
 
 
 _OPERATOR = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}

@@ -117,3 +117,48 @@ def container_changed_in_place(x, y):
 @pytest.mark.parametrize("f", [stored_before_update_then_rebuilt, container_changed_in_place])
 def test_containers_that_hold_no_updated_array_still_differentiate(f):
     srcad.check_grad(f, X, Y, wrt=(0, 1), modes=("rev", "fwd"))
+
+
+# ---- an alias is a hazard only while it may still be read -----------------------------
+
+
+def lambda_parameter_bound_again_each_turn(x, y):
+    cube = lambda v: v * v * v  # noqa: E731  (inlined: 'v = u' opens each turn)
+    u = x * y
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(cube(u))
+        u[i] = u[i] * 2.0
+    return s
+
+
+def alias_read_only_on_the_other_path(x, y):
+    u = x * y
+    v = u
+    if x[0] > 0:
+        u[0] = 0.5
+    else:
+        return np.sum(v)
+    return np.sum(u * x)
+
+
+@pytest.mark.parametrize(
+    "f", [lambda_parameter_bound_again_each_turn, alias_read_only_on_the_other_path]
+)
+def test_an_alias_that_is_not_read_after_the_update_is_allowed(f):
+    srcad.check_grad(f, X, Y, wrt=(0, 1), modes=("rev", "fwd"))
+
+
+def alias_read_on_the_next_turn(x, y):
+    u = x * y
+    v = u
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(v)
+        u[i] = 0.5
+    return s
+
+
+def test_an_alias_read_on_the_next_turn_is_refused():
+    with pytest.raises(srcad.TransformError, match="shares memory with 'v' read later"):
+        srcad.grad(alias_read_on_the_next_turn)(X.copy(), Y.copy())
