@@ -118,8 +118,9 @@ def _check_differentiable(value: Any, name: str) -> None:
     if not isinstance(value, float):
         kind = type(value).__name__
         advice = (
-            f"; srcad sees inside dicts, lists, tuples, namedtuples and dataclasses only: "
-            f"make {kind} a @dataclass, or pass its arrays as arguments"
+            f"; srcad sees inside dicts, lists, tuples, namedtuples, dataclasses and classes "
+            f"registered with srcad.register_pytree_node only: make {kind} a @dataclass, "
+            "register it, or pass its arrays as arguments"
             if hasattr(value, "__dict__") and not callable(value)
             else ""
         )
