@@ -6,7 +6,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, Union, overload
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _positional_params(func: Callable) -> list[str]:
@@ -171,8 +174,11 @@ def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
     return grad
 
 
-class _Derivative:
-    """A derivative of a user function; transformed on first use, then cached."""
+class Derivative(Generic[P]):
+    """A derivative of a user function; transformed on first use, then cached.
+
+    It takes the function's arguments; what it returns depends on ``wrt`` and ``has_aux``.
+    """
 
     def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
         self._prefix: tuple[Any, ...] = ()
@@ -183,7 +189,7 @@ class _Derivative:
             wrt = tuple(k + 1 for k in indices)
             wrt = wrt[0] if single else wrt
             func = func.__func__
-        wrapped = (_Derivative, CustomVJP, CustomJVP, Checkpointed)
+        wrapped = (Derivative, CustomVJP, CustomJVP, Checkpointed)
         if not isinstance(func, wrapped) and not hasattr(func, "srcad_handle"):
             _check_function(func)
         self._func = func
@@ -306,7 +312,7 @@ class _Derivative:
         generated.__kwdefaults__ = func.__kwdefaults__
         return generated
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         try:
             if self._prefix:
                 args = (*self._prefix, *args)
@@ -377,7 +383,7 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 def _facts(args: tuple) -> tuple | None:
     """``(ndim, no axis of length 1)`` of each argument, if all are NumPy arrays or Python
-    numbers (what :meth:`_Derivative._call_plain` computes inline)."""
+    numbers (what :meth:`Derivative._call_plain` computes inline)."""
     facts = []
     for arg in args:
         kind = type(arg)
@@ -427,7 +433,7 @@ def _plain(f: Callable) -> Callable:
     """``f``; the generated function of a derivative (to differentiate it again); or, for
     a custom_vjp / custom_jvp / checkpoint function, a ``def`` that calls it (so its rule
     is used as it is inside any other function)."""
-    if isinstance(f, _Derivative):
+    if isinstance(f, Derivative):
         return f.srcad_function()
     if isinstance(f, (CustomVJP, CustomJVP, Checkpointed)) or hasattr(f, "srcad_handle"):
         return _caller(f)
@@ -505,14 +511,43 @@ def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-@boundary
+class DerivativeDecorator(Protocol):
+    """What ``srcad.grad(wrt=...)`` returns: a decorator making a :class:`Derivative`."""
+
+    def __call__(self, f: Callable[P, Any], /) -> Derivative[P]: ...
+
+
+Pullback = Callable[[Any], tuple[Any, ...]]
+
+
+@overload
 def grad(
-    f: Callable | None = None,
+    f: Callable[P, Any],
     wrt: Wrt | None = None,
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
-) -> Any:
+) -> Derivative[P]: ...
+
+
+@overload
+def grad(
+    f: None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> DerivativeDecorator: ...
+
+
+@boundary
+def grad(
+    f: Callable[P, Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P] | DerivativeDecorator:
     """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt`` (the
     first by default).
 
@@ -522,24 +557,44 @@ def grad(
     """
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux))
-    return _Derivative(f, wrt, with_value=False, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, with_value=False, has_aux=has_aux))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=False, has_aux=has_aux)
 
 
-@boundary
+@overload
 def value_and_grad(
-    f: Callable | None = None,
+    f: Callable[P, Any],
     wrt: Wrt | None = None,
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
-) -> Any:
+) -> Derivative[P]: ...
+
+
+@overload
+def value_and_grad(
+    f: None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> DerivativeDecorator: ...
+
+
+@boundary
+def value_and_grad(
+    f: Callable[P, Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P] | DerivativeDecorator:
     """Like :func:`grad`, but the derivative returns ``(value, gradient)``
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux))
-    return _Derivative(f, wrt, with_value=True, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, with_value=True, has_aux=has_aux))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=True, has_aux=has_aux)
 
 
 def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
@@ -555,8 +610,20 @@ def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
     return argnums
 
 
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Any, Pullback]: ...
+
+
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[True]
+) -> tuple[Any, Pullback, Any]: ...
+
+
 @boundary
-def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
 
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
@@ -622,9 +689,24 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+@overload
+def jvp(
+    f: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    has_aux: Literal[False] = False,
+) -> tuple[Any, Any]: ...
+
+
+@overload
+def jvp(
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: Literal[True]
+) -> tuple[Any, Any, Any]: ...
+
+
 @boundary
 def jvp(
-    f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:
     """``(f(*primals), tangent_out)``: the directional derivative of ``f`` at ``primals``
     along ``tangents``, by forward-mode source transformation.
@@ -736,8 +818,8 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
 
 @boundary
 def jacobian(
-    f: Callable, wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
-) -> Callable:
+    f: Callable[P, Any], wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
+) -> Callable[P, Any]:
     """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
 
     The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
@@ -766,7 +848,7 @@ def jacobian(
         )
         return blocks[0] if single else tuple(blocks)
 
-    return jacobian_of
+    return jacobian_of  # type: ignore[return-value]
 
 
 def _basis(x: Any) -> Any:
@@ -822,7 +904,9 @@ def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
 
 
 @boundary
-def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+def hessian(
+    f: Callable[P, Any], wrt: Wrt | None = None, *, argnums: Wrt | None = None
+) -> Callable[P, Any]:
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
@@ -840,11 +924,11 @@ def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) 
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
 
-    return hessian_of
+    return hessian_of  # type: ignore[return-value]
 
 
 @boundary
-def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
     Hessian: one forward-mode pass over the generated gradient. One result per primal
     (``None`` where the tangent is ``None``); a single result for a single primal."""
@@ -864,7 +948,7 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
     forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
-    if isinstance(df, _Derivative):
+    if isinstance(df, Derivative):
         # the code its last call ran (specialized for its arguments), else the general code
         return (df._last or df.generated()).source
     text = getattr(df, "srcad_source", None)  # a vjp's pullback
@@ -880,13 +964,13 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     return cached(df, indices, False, "jvp").source
 
 
-def stop_gradient(x: Any) -> Any:
+def stop_gradient(x: T) -> T:
     """``x`` itself; no gradient flows through it."""
     return x
 
 
 @boundary
-def checkpoint(fun: Callable) -> Checkpointed:
+def checkpoint(fun: Callable[P, R]) -> Checkpointed[P, R]:
     """``fun``, whose calls inside differentiated code keep only their arguments for the
     backward pass and run again there (trading time for memory). Checkpoint a function
     that runs k steps of a loop to keep one state in k."""
@@ -896,7 +980,7 @@ def checkpoint(fun: Callable) -> Checkpointed:
 
 
 @boundary
-def custom_jvp(fun: Callable) -> CustomJVP:
+def custom_jvp(fun: Callable[P, R]) -> CustomJVP[P, R]:
     """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
     ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
     (linear in the tangents; reverse mode uses its transpose)."""
@@ -904,7 +988,7 @@ def custom_jvp(fun: Callable) -> CustomJVP:
 
 
 @boundary
-def custom_vjp(fun: Callable) -> CustomVJP:
+def custom_vjp(fun: Callable[P, R]) -> CustomVJP[P, R]:
     """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
     return CustomVJP(fun)
 
