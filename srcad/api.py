@@ -133,6 +133,17 @@ def _check_differentiable(value: Any, name: str) -> None:
         )
 
 
+def _check_array_argument(value: Any, name: str, what: str) -> None:
+    """:func:`_check_differentiable` for functions that take no pytrees (jacobian, hessian)."""
+    if pytree.is_container(value):
+        raise TypeError(
+            f"{what} differentiates with respect to floats and arrays, and '{name}' is a "
+            f"pytree ({type(value).__name__}); pass its arrays as separate arguments "
+            "(grad, vjp and jvp take pytrees)"
+        )
+    _check_differentiable(value, name)
+
+
 def _shape(x: Any) -> tuple[int, ...]:
     """The shape of an array of any library, or of a nested sequence."""
     shape = getattr(x, "shape", None)
@@ -836,7 +847,7 @@ def jacobian(
         check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
         for k in indices:
-            _check_differentiable(args[k], f"argument {k}")
+            _check_array_argument(args[k], f"argument {k}", "jacobian")
         out = None
         chosen = mode
         if mode == "auto":
@@ -919,7 +930,7 @@ def hessian(
         check_arrays(args, labels)
         for k in indices:  # before the gradient is transformed (it would meet p.w first)
             if k < len(args):
-                _check_differentiable(args[k], labels[k])
+                _check_array_argument(args[k], labels[k], "hessian")
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table

@@ -193,12 +193,25 @@ def test_unmappable_reads_of_a_registered_class_are_refused():
     def whole(p, x):
         return layer_loss(p, x)
 
+    def length(p, x):
+        return np.sum(x @ p.W) * len(p)
+
+    def loop(p, x):
+        total = 0.0
+        for w in p:
+            total = total + np.sum(w)
+        return total
+
     with pytest.raises(srcad.TransformError, match="indexed here"):
         srcad.grad(indexed)(p, x)
     with pytest.raises(srcad.TransformError, match="'act' is not a child.*names: W, b"):
         srcad.grad(other_attribute)(p, x)
     with pytest.raises(srcad.TransformError, match="used as a whole"):
         srcad.grad(whole)(p, x)
+    with pytest.raises(srcad.TransformError, match="len.. of a registered"):
+        srcad.grad(length)(p, x)
+    with pytest.raises(srcad.TransformError, match="loop over a registered"):
+        srcad.grad(loop)(p, x)
 
 
 def test_a_class_registered_without_names_is_opaque_to_attribute_reads():
@@ -210,3 +223,18 @@ def test_a_class_registered_without_names_is_opaque_to_attribute_reads():
     # with respect to another argument it is an ordinary, undifferentiated object
     g = srcad.grad(loss, wrt=1)(Opaque(vec(3, 2), vec(2)), vec(4, 3))
     assert g.shape == (4, 3)
+
+
+@pytest.mark.parametrize("tree", [Layer(vec(2), vec(2)), {"W": vec(2)}])
+@pytest.mark.parametrize("transform", [srcad.hessian, srcad.jacobian])
+def test_jacobian_and_hessian_refuse_pytree_arguments_clearly(tree, transform):
+    with pytest.raises(TypeError, match="is a pytree .*pass its arrays as separate arguments"):
+        transform(lambda p: p)(tree)
+
+
+def test_registered_tangent_and_leaves_are_checked():
+    p, x = Layer(vec(3, 2), vec(2)), vec(4, 3)
+    with pytest.raises(ValueError, match="structure of its primal"):
+        srcad.jvp(layer_loss, (p, x), ({"W": p.W, "b": p.b}, None))
+    with pytest.raises(TypeError, match=r"p\['b'\].*int"):
+        srcad.grad(layer_loss)(Layer(p.W, 3), x)

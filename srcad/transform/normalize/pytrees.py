@@ -152,6 +152,12 @@ class _Expand:
             inner = self.resolve(expr.args[0])
             func = expr.func
             if inner is not None and not inner.is_leaf and isinstance(func, gast.Name):
+                if func.id == "len" and inner.treedef[0] == "custom":
+                    raise self.source.error(
+                        f"len() of a {_kind(inner)} argument calls its own __len__, which "
+                        "srcad cannot read; pass the length as an argument",
+                        expr,
+                    )
                 if func.id == "len":
                     return gast.copy_location(build.const(len(inner.labels())), expr)
                 if func.id == "sum" and inner.is_sequence():
@@ -269,6 +275,12 @@ class _Expand:
             )
         out: list[gast.stmt] = []
         children = view.children()
+        if view.treedef[0] == "custom":
+            raise self.source.error(
+                f"a loop over a {_kind(view)} argument runs its own __iter__, which srcad "
+                "cannot read; read its children as attributes",
+                stmt,
+            )
         if view.treedef[0] == "dict":  # iterating a dict gives its keys
             raise self.source.error(
                 "a loop over a dict argument is not supported; read its entries with "
