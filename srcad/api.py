@@ -326,7 +326,8 @@ class Derivative(Generic[P]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         try:
             if self._prefix:
-                args = (*self._prefix, *args)
+                # the object of a bound method first: no longer just f's arguments
+                args = (*self._prefix, *args)  # type: ignore[assignment]
             if not kwargs and not self._has_aux:
                 result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
                 if result is not _SLOW:
@@ -335,7 +336,7 @@ class Derivative(Generic[P]):
             check_arrays(kwargs.values(), kwargs)
             if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
                 with watch(getattr(self._func, "__name__", "f"), args, kwargs):
-                    return self(*args[len(self._prefix) :], **kwargs)
+                    return self(*args[len(self._prefix) :], **kwargs)  # type: ignore[arg-type]
             # generated code takes every argument explicitly, defaults as they are now included
             positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
             values = list(positional)
