@@ -65,9 +65,8 @@ TREES = [
 @pytest.mark.parametrize("tree", TREES)
 def test_flatten_unflatten_round_trip(tree):
     leaves, treedef = srcad.tree_flatten(tree)
-    assert leaves == srcad.tree_leaves(tree) or all(
-        a is b for a, b in zip(leaves, srcad.tree_leaves(tree))
-    )
+    same = srcad.tree_leaves(tree)
+    assert len(same) == len(leaves) and all(a is b for a, b in zip(leaves, same))
     rebuilt = srcad.tree_unflatten(treedef, leaves)
     again, treedef2 = srcad.tree_flatten(rebuilt)
     assert treedef2 == treedef
