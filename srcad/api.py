@@ -523,6 +523,9 @@ def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_Derivative = Derivative  # its name before #18, still used by branches written before it
+
+
 class DerivativeDecorator(Protocol):
     """What ``srcad.grad(wrt=...)`` returns: a decorator making a :class:`Derivative`."""
 
