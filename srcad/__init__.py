@@ -26,6 +26,13 @@ from srcad.errors import (
 )
 from srcad.export import export
 from srcad.kernels.function import elementwise
+from srcad.pytree import (
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 from srcad.testing import check_grad
 from srcad.transform.cache import set_cache_size
 
@@ -40,6 +47,7 @@ __all__ = [
     "custom_vjp",
     "elementwise",
     "nondifferentiable",
+    "register_pytree_node",
     "stop_gradient",
     "tangent",
     "ExportError",
@@ -59,5 +67,9 @@ __all__ = [
     "set_cache_size",
     "source",
     "value_and_grad",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_unflatten",
     "vjp",
 ]

@@ -199,7 +199,7 @@ def _show(args: argparse.Namespace) -> int:
 
     module, func = load_target(args.target)
     example = _example(module, args.example, required=True) if args.example else None
-    if isinstance(func, api._Derivative):
+    if isinstance(func, api.Derivative):
         text = api.source(func)
     else:
         try:

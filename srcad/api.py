@@ -6,7 +6,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, Union, overload
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _positional_params(func: Callable) -> list[str]:
@@ -118,8 +121,9 @@ def _check_differentiable(value: Any, name: str) -> None:
     if not isinstance(value, float):
         kind = type(value).__name__
         advice = (
-            f"; srcad sees inside dicts, lists, tuples, namedtuples and dataclasses only: "
-            f"make {kind} a @dataclass, or pass its arrays as arguments"
+            f"; srcad sees inside dicts, lists, tuples, namedtuples, dataclasses and classes "
+            f"registered with srcad.register_pytree_node only: make {kind} a @dataclass, "
+            "register it, or pass its arrays as arguments"
             if hasattr(value, "__dict__") and not callable(value)
             else ""
         )
@@ -127,6 +131,17 @@ def _check_differentiable(value: Any, name: str) -> None:
             f"cannot differentiate with respect to '{name}': {kind} is not a float or a "
             f"floating-point array (or a pytree of them){advice}"
         )
+
+
+def _check_array_argument(value: Any, name: str, what: str) -> None:
+    """:func:`_check_differentiable` for functions that take no pytrees (jacobian, hessian)."""
+    if pytree.is_container(value):
+        raise TypeError(
+            f"{what} differentiates with respect to floats and arrays, and '{name}' is a "
+            f"pytree ({type(value).__name__}); pass its arrays as separate arguments "
+            "(grad, vjp and jvp take pytrees)"
+        )
+    _check_differentiable(value, name)
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -170,8 +185,11 @@ def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
     return grad
 
 
-class _Derivative:
-    """A derivative of a user function; transformed on first use, then cached."""
+class Derivative(Generic[P]):
+    """A derivative of a user function; transformed on first use, then cached.
+
+    It takes the function's arguments; what it returns depends on ``wrt`` and ``has_aux``.
+    """
 
     def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
         self._prefix: tuple[Any, ...] = ()
@@ -182,7 +200,7 @@ class _Derivative:
             wrt = tuple(k + 1 for k in indices)
             wrt = wrt[0] if single else wrt
             func = func.__func__
-        wrapped = (_Derivative, CustomVJP, CustomJVP, Checkpointed)
+        wrapped = (Derivative, CustomVJP, CustomJVP, Checkpointed)
         if not isinstance(func, wrapped) and not hasattr(func, "srcad_handle"):
             _check_function(func)
         self._func = func
@@ -305,10 +323,11 @@ class _Derivative:
         generated.__kwdefaults__ = func.__kwdefaults__
         return generated
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         try:
             if self._prefix:
-                args = (*self._prefix, *args)
+                # the object of a bound method first: no longer just f's arguments
+                args = (*self._prefix, *args)  # type: ignore[assignment]
             if not kwargs and not self._has_aux:
                 result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
                 if result is not _SLOW:
@@ -317,7 +336,7 @@ class _Derivative:
             check_arrays(kwargs.values(), kwargs)
             if any_lazy(args, kwargs) and not watching():  # dask arrays: warn if it computes
                 with watch(getattr(self._func, "__name__", "f"), args, kwargs):
-                    return self(*args[len(self._prefix) :], **kwargs)
+                    return self(*args[len(self._prefix) :], **kwargs)  # type: ignore[arg-type]
             # generated code takes every argument explicitly, defaults as they are now included
             positional, named = call_arguments(self._func, args, kwargs, self._signature.get())
             values = list(positional)
@@ -376,7 +395,7 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 def _facts(args: tuple) -> tuple | None:
     """``(ndim, no axis of length 1)`` of each argument, if all are NumPy arrays or Python
-    numbers (what :meth:`_Derivative._call_plain` computes inline)."""
+    numbers (what :meth:`Derivative._call_plain` computes inline)."""
     facts = []
     for arg in args:
         kind = type(arg)
@@ -426,7 +445,7 @@ def _plain(f: Callable) -> Callable:
     """``f``; the generated function of a derivative (to differentiate it again); or, for
     a custom_vjp / custom_jvp / checkpoint function, a ``def`` that calls it (so its rule
     is used as it is inside any other function)."""
-    if isinstance(f, _Derivative):
+    if isinstance(f, Derivative):
         return f.srcad_function()
     if isinstance(f, (CustomVJP, CustomJVP, Checkpointed)) or hasattr(f, "srcad_handle"):
         return _caller(f)
@@ -504,14 +523,46 @@ def _regroup(grads: list[Any], groups: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-@boundary
+_Derivative = Derivative  # its name before #18, still used by branches written before it
+
+
+class DerivativeDecorator(Protocol):
+    """What ``srcad.grad(wrt=...)`` returns: a decorator making a :class:`Derivative`."""
+
+    def __call__(self, f: Callable[P, Any], /) -> Derivative[P]: ...
+
+
+Pullback = Callable[[Any], tuple[Any, ...]]
+
+
+@overload
 def grad(
-    f: Callable | None = None,
+    f: Callable[P, Any],
     wrt: Wrt | None = None,
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
-) -> Any:
+) -> Derivative[P]: ...
+
+
+@overload
+def grad(
+    f: None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> DerivativeDecorator: ...
+
+
+@boundary
+def grad(
+    f: Callable[P, Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P] | DerivativeDecorator:
     """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt`` (the
     first by default).
 
@@ -521,24 +572,44 @@ def grad(
     """
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: _Derivative(func, wrt, with_value=False, has_aux=has_aux))
-    return _Derivative(f, wrt, with_value=False, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, with_value=False, has_aux=has_aux))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=False, has_aux=has_aux)
 
 
-@boundary
+@overload
 def value_and_grad(
-    f: Callable | None = None,
+    f: Callable[P, Any],
     wrt: Wrt | None = None,
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
-) -> Any:
+) -> Derivative[P]: ...
+
+
+@overload
+def value_and_grad(
+    f: None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> DerivativeDecorator: ...
+
+
+@boundary
+def value_and_grad(
+    f: Callable[P, Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P] | DerivativeDecorator:
     """Like :func:`grad`, but the derivative returns ``(value, gradient)``
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: _Derivative(func, wrt, with_value=True, has_aux=has_aux))
-    return _Derivative(f, wrt, with_value=True, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, with_value=True, has_aux=has_aux))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=True, has_aux=has_aux)
 
 
 def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
@@ -554,8 +625,20 @@ def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
     return argnums
 
 
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Any, Pullback]: ...
+
+
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[True]
+) -> tuple[Any, Pullback, Any]: ...
+
+
 @boundary
-def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), pullback)``; ``pullback(cotangent)`` gives one cotangent per primal.
 
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
@@ -621,9 +704,24 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+@overload
+def jvp(
+    f: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    has_aux: Literal[False] = False,
+) -> tuple[Any, Any]: ...
+
+
+@overload
+def jvp(
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: Literal[True]
+) -> tuple[Any, Any, Any]: ...
+
+
 @boundary
 def jvp(
-    f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:
     """``(f(*primals), tangent_out)``: the directional derivative of ``f`` at ``primals``
     along ``tangents``, by forward-mode source transformation.
@@ -735,8 +833,8 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
 
 @boundary
 def jacobian(
-    f: Callable, wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
-) -> Callable:
+    f: Callable[P, Any], wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
+) -> Callable[P, Any]:
     """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
 
     The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
@@ -753,7 +851,7 @@ def jacobian(
         check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
         for k in indices:
-            _check_differentiable(args[k], f"argument {k}")
+            _check_array_argument(args[k], f"argument {k}", "jacobian")
         out = None
         chosen = mode
         if mode == "auto":
@@ -765,7 +863,7 @@ def jacobian(
         )
         return blocks[0] if single else tuple(blocks)
 
-    return jacobian_of
+    return jacobian_of  # type: ignore[return-value]
 
 
 def _basis(x: Any) -> Any:
@@ -821,7 +919,9 @@ def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
 
 
 @boundary
-def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+def hessian(
+    f: Callable[P, Any], wrt: Wrt | None = None, *, argnums: Wrt | None = None
+) -> Callable[P, Any]:
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
@@ -834,16 +934,16 @@ def hessian(f: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) 
         check_arrays(args, labels)
         for k in indices:  # before the gradient is transformed (it would meet p.w first)
             if k < len(args):
-                _check_differentiable(args[k], labels[k])
+                _check_array_argument(args[k], labels[k], "hessian")
         rows = _jacobian_fwd(gradient, list(args), indices)  # rows[j]: d(grads)/d(arg j)
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
 
-    return hessian_of
+    return hessian_of  # type: ignore[return-value]
 
 
 @boundary
-def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
     Hessian: one forward-mode pass over the generated gradient. One result per primal
     (``None`` where the tangent is ``None``); a single result for a single primal."""
@@ -863,7 +963,7 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
     forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
-    if isinstance(df, _Derivative):
+    if isinstance(df, Derivative):
         # the code its last call ran (specialized for its arguments), else the general code
         return (df._last or df.generated()).source
     text = getattr(df, "srcad_source", None)  # a vjp's pullback
@@ -879,13 +979,13 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
     return cached(df, indices, False, "jvp").source
 
 
-def stop_gradient(x: Any) -> Any:
+def stop_gradient(x: T) -> T:
     """``x`` itself; no gradient flows through it."""
     return x
 
 
 @boundary
-def checkpoint(fun: Callable) -> Checkpointed:
+def checkpoint(fun: Callable[P, R]) -> Checkpointed[P, R]:
     """``fun``, whose calls inside differentiated code keep only their arguments for the
     backward pass and run again there (trading time for memory). Checkpoint a function
     that runs k steps of a loop to keep one state in k."""
@@ -895,7 +995,7 @@ def checkpoint(fun: Callable) -> Checkpointed:
 
 
 @boundary
-def custom_jvp(fun: Callable) -> CustomJVP:
+def custom_jvp(fun: Callable[P, R]) -> CustomJVP[P, R]:
     """Mark ``fun`` as having a hand-written forward-mode derivative; give it with
     ``.defjvp(jvp)``, where ``jvp(primals, tangents)`` returns ``(out, tangent_out)``
     (linear in the tangents; reverse mode uses its transpose)."""
@@ -903,7 +1003,7 @@ def custom_jvp(fun: Callable) -> CustomJVP:
 
 
 @boundary
-def custom_vjp(fun: Callable) -> CustomVJP:
+def custom_vjp(fun: Callable[P, R]) -> CustomVJP[P, R]:
     """Mark ``fun`` as having a hand-written derivative; give it with ``.defvjp(fwd, bwd)``."""
     return CustomVJP(fun)
 

@@ -51,7 +51,7 @@ def export_source(
     call = None
     if example_args is not None or example_kwargs is not None:
         call = (tuple(example_args or ()), dict(example_kwargs or {}))
-    if isinstance(func, api._Derivative):
+    if isinstance(func, api.Derivative):
         origin = func._func
         where = f"{origin.__qualname__} ({display_path(origin.__code__.co_filename)})"
         main = wrappers.reverse(writer, func, call, where)

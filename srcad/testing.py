@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from srcad import pytree
 from srcad.api import Wrt, _labels, _normalize_wrt, _positional_params, grad, jvp, vjp
 from srcad.arraytypes import check_arrays
 from srcad.tracebacks import boundary
@@ -16,6 +17,8 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
     """Central finite-difference gradient of scalar ``f(*args)`` with respect to ``args[index]``."""
     args = list(args)
     x = args[index]
+    if pytree.is_container(x):
+        return _numerical_tree_grad(f, args, index, eps)
     if not hasattr(x, "shape"):
         args[index] = x + eps
         up = f(*args)
@@ -36,6 +39,26 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
         flat[k] = saved
         out.reshape(-1)[k] = (up - down) / (2 * eps)
     return out
+
+
+def _numerical_tree_grad(f: Callable, args: list[Any], index: int, eps: float) -> Any:
+    """:func:`numerical_grad` for a pytree argument: leaf by leaf, in its structure."""
+    leaves, treedef = pytree.flatten(args[index])
+    out = []
+    for j, leaf in enumerate(leaves):
+
+        def at_leaf(*moved: Any, j: int = j) -> Any:
+            rebuilt = list(moved)
+            new = [*leaves[:j], moved[index], *leaves[j + 1 :]]
+            rebuilt[index] = pytree.unflatten(treedef, new)
+            return f(*rebuilt)
+
+        out.append(numerical_grad(at_leaf, [*args[:index], leaf, *args[index + 1 :]], index, eps))
+    return pytree.unflatten(treedef, out)
+
+
+def _float64(x: Any) -> Any:
+    return np.array(x, dtype=np.float64) if hasattr(x, "shape") else x
 
 
 @boundary
@@ -66,10 +89,7 @@ def check_grad(
         raise ValueError(f"modes must name 'fwd' and/or 'rev', got {modes!r}")
     indices, _ = _normalize_wrt(f, wrt)
     check_arrays(args, _labels(_positional_params(f), len(args)))  # before np.array drops them
-    args = [
-        np.array(a, dtype=np.float64) if k in indices and hasattr(a, "shape") else a
-        for k, a in enumerate(args)
-    ]
+    args = [pytree.tree_map(_float64, a) if k in indices else a for k, a in enumerate(args)]
     name = getattr(f, "__name__", "f")
     worst = _check_first_order(f, args, indices, eps, rtol, atol) if "rev" in modes else 0.0
     rng = np.random.default_rng(seed)
@@ -87,14 +107,20 @@ def check_grad(
             worst, _compare(f"forward-mode derivative of {name}", derivative, numeric, rtol, atol)
         )
         if "rev" in modes:
-            inner = sum(float(np.sum(g * u)) for g, u in zip(gradient(*args), directions))
+            inner = sum(
+                float(np.sum(g * u))
+                for gs, us in zip(gradient(*args), directions)
+                for g, u in zip(pytree.tree_leaves(gs), pytree.tree_leaves(us))
+            )
             worst = max(
                 worst, _compare(f"<gradient, direction> of {name}", inner, derivative, rtol, atol)
             )
     if order == 2:
         up = gradient(*_moved(args, indices, directions, eps))
         down = gradient(*_moved(args, indices, directions, -eps))
-        numeric = [(a - b) / (2 * eps) for a, b in zip(up, down)]
+        numeric = [
+            pytree.tree_map(lambda a, b: (a - b) / (2 * eps), a, b) for a, b in zip(up, down)
+        ]
         tol = (10 * rtol, 10 * atol)  # differences of differences: less exact
         if "fwd" in modes:
             tangents = [None] * len(args)
@@ -103,18 +129,20 @@ def check_grad(
             _, hu = jvp(gradient, args, tangents)
             for k, a, b in zip(indices, hu, numeric):
                 label = f"forward-over-reverse Hessian-vector product of {name} (argument {k})"
-                worst = max(worst, _compare(label, a, b, *tol))
+                worst = max(worst, _compare_trees(label, a, b, *tol))
         if "rev" in modes:
             _, pullback = vjp(gradient, *args)
             hu = pullback(tuple(directions))
             for k, b in zip(indices, numeric):
                 label = f"reverse-over-reverse Hessian-vector product of {name} (argument {k})"
-                worst = max(worst, _compare(label, hu[k], b, *tol))
+                worst = max(worst, _compare_trees(label, hu[k], b, *tol))
     return worst
 
 
 def _direction(x: Any, rng: np.random.Generator) -> Any:
     """A random unit-scale direction shaped like ``x``."""
+    if pytree.is_container(x):
+        return pytree.tree_map(lambda leaf: _direction(leaf, rng), x)
     if hasattr(x, "shape"):
         return rng.standard_normal(np.shape(x))
     return float(rng.standard_normal())
@@ -125,8 +153,23 @@ def _moved(
 ) -> list[Any]:
     moved = list(args)
     for k, u in zip(indices, directions):
-        moved[k] = args[k] + step * u
+        moved[k] = pytree.tree_map(lambda a, v: a + step * v, args[k], u)
     return moved
+
+
+def _compare_trees(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:
+    """:func:`_compare` leaf by leaf, naming the leaf's path in a pytree."""
+    leaves, treedef = pytree.flatten(numeric)
+    if treedef[0] == "leaf":
+        return _compare(what, analytic, numeric, rtol, atol)
+    got, got_def = pytree.flatten(analytic)
+    if got_def != treedef:
+        raise AssertionError(f"{what} has another structure than its argument")
+    worst = 0.0
+    for path, a, b in zip(pytree.paths(treedef), got, leaves):
+        label = what + "".join(f"[{p!r}]" for p in path)
+        worst = max(worst, _compare(label, a, b, rtol, atol))
+    return worst
 
 
 def _compare(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:
@@ -155,5 +198,5 @@ def _check_first_order(
     for index, analytic in zip(indices, grads):
         numeric = numerical_grad(f, args, index, eps)
         what = f"gradient of {f.__name__} with respect to argument {index}"
-        worst = max(worst, _compare(what, analytic, numeric, rtol, atol))
+        worst = max(worst, _compare_trees(what, analytic, numeric, rtol, atol))
     return worst

@@ -22,7 +22,8 @@ def test_docs_site_builds_strict(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     api = (tmp_path / "api" / "index.html").read_text()
-    for name in ("grad", "value_and_grad", "vjp", "jvp", "hessian", "check_grad", "export"):
+    names = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "check_grad", "export")
+    for name in (*names, "tree_flatten", "tree_unflatten", "tree_map", "register_pytree_node"):
         assert f'id="srcad.{name}"' in api
 
 

@@ -19,9 +19,11 @@ import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import gast
+
+T = TypeVar("T", bound=Callable[..., Any])  # a rule template, returned unchanged
 
 
 class _AdjointOf:
@@ -139,13 +141,13 @@ def adjoint(
     shape_preserving: bool = False,
     static: tuple[str, ...] = (),
     outputs: int | str = 1,
-) -> Callable[[Callable], Callable]:
+) -> Callable[[T], T]:
     """Register the decorated template as the adjoint of each of ``ops``; operands named in
     ``static`` are read only for their shapes (no gradient flows to them). An op with
     several results names them first (``outputs=2``: ``def eigh(w, v, a)``), or with
     ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``)."""
 
-    def register(template: Callable) -> Callable:
+    def register(template: T) -> T:
         _before_user_rule(template)
         rule = _parse(template, shape_preserving, static, outputs)
         for op in ops:
@@ -155,14 +157,12 @@ def adjoint(
     return register
 
 
-def tangent(
-    *ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1
-) -> Callable[[Callable], Callable]:
+def tangent(*ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1) -> Callable[[T], T]:
     """Register the decorated template as the tangent (forward-mode) rule of each of
     ``ops``; operands named in ``static`` carry no tangent into the result; ``outputs`` as
     for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent)."""
 
-    def register(template: Callable) -> Callable:
+    def register(template: T) -> T:
         _before_user_rule(template)
         rule = _parse(template, False, static, outputs)
         for op in ops:

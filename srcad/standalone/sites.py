@@ -51,7 +51,7 @@ class Site:
 
 
 def _entry_point(obj: Any) -> EntryPoint | None:
-    if isinstance(obj, api._Derivative):
+    if isinstance(obj, api.Derivative):
         return ENTRY_POINTS["grad"]  # a derivative made elsewhere, called here
     for name, entry in ENTRY_POINTS.items():
         if obj is not None and getattr(api, name, None) is obj and not entry.curried:
@@ -196,7 +196,7 @@ def _callee(site: Site, lookup: Callable[[str], Any], where: str) -> tuple[Any, 
 
 
 def _structure(callee: Any, args: tuple, kwargs: dict) -> Any:
-    if isinstance(callee, api._Derivative):
+    if isinstance(callee, api.Derivative):
         bound = callee._bound(args, kwargs) if kwargs else list(args)
         return (callee._func, callee._wrt, api._structures(bound, callee._wrt))
     return (callee, len(args), tuple(kwargs))

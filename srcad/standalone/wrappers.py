@@ -21,7 +21,7 @@ def reverse(writer: ModuleWriter, derivative: Any, call: tuple | None, where: st
     """The module-level name of the wrapper for ``derivative`` (an ``srcad.grad`` or
     ``srcad.value_and_grad``), specialized to the arguments of ``call`` = ``(args,
     kwargs)`` where known (else every argument is taken to be an array or a number)."""
-    if not isinstance(derivative, api._Derivative):
+    if not isinstance(derivative, api.Derivative):
         raise ExportError(f"{where} calls {derivative!r}, which is not a derivative made by srcad")
     func = derivative._func
     if derivative._prefix:
@@ -109,7 +109,7 @@ def forward(writer: ModuleWriter, jvp: Any, call: tuple | None, where: str) -> s
     if kwargs or len(args) != 3:
         raise ExportError(f"{where}: export compiles srcad.jvp(f, primals, tangents) only")
     func, primals, tangents = args
-    if isinstance(func, api._Derivative) or not inspect.isfunction(func):
+    if isinstance(func, api.Derivative) or not inspect.isfunction(func):
         raise ExportError(f"{where}: export compiles srcad.jvp of a plain Python function")
     if any(pytree.is_container(p) for p in primals):
         raise ExportError(f"{where}: export compiles srcad.jvp of array arguments only")

@@ -8,53 +8,59 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from srcad import pytree
 from srcad.adjoints.scipy_table import is_scipy
 from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
 
+P = ParamSpec("P")
+R = TypeVar("R")
+J = TypeVar("J", bound=Callable[..., Any])
 
-class CustomVJP:
+
+class CustomVJP(Generic[P, R]):
     """A function with a derivative written by hand, JAX-style (``srcad.custom_vjp``).
 
     ``fwd(*args)`` returns ``(out, residuals)``; ``bwd(residuals, g)`` returns a tuple with
     one cotangent per positional argument (``None`` for a non-differentiable one).
     """
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable[P, R]) -> None:
         self.fun = fun
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
+        self.fwd: Callable[..., tuple[Any, Any]] | None = None
+        self.bwd: Callable[[Any, Any], Any] | None = None
         functools.update_wrapper(self, fun)
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> CustomVJP:
+    def defvjp(
+        self, fwd: Callable[P, tuple[Any, Any]], bwd: Callable[[Any, Any], Any]
+    ) -> CustomVJP[P, R]:
         """Give the forward and backward functions; returns the function itself."""
         self.fwd, self.bwd = fwd, bwd
         return self
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fun(*args, **kwargs)
 
 
-class CustomJVP:
+class CustomJVP(Generic[P, R]):
     """A function with a forward-mode derivative written by hand, JAX-style
     (``srcad.custom_jvp``): ``jvp(primals, tangents)`` returns ``(out, tangent_out)``,
     linear in the tangents. Reverse mode transposes it (the vjp of ``jvp`` with respect
     to the tangents)."""
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable[P, R]) -> None:
         self.fun = fun
-        self.jvp: Callable | None = None
+        self.jvp: Callable[..., tuple[Any, Any]] | None = None
         functools.update_wrapper(self, fun)
 
-    def defjvp(self, jvp: Callable) -> Callable:
+    def defjvp(self, jvp: J) -> J:
         """Give the jvp function (usable as a decorator); returns it."""
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fun(*args, **kwargs)
 
 
@@ -97,15 +103,15 @@ class CustomJVPCall:
         return tuple(grads[k] for k in self.wrt)
 
 
-class Checkpointed:
+class Checkpointed(Generic[P, R]):
     """A function whose calls keep only their arguments for the backward pass and run
     again there (``srcad.checkpoint``): memory for time."""
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable[P, R]) -> None:
         self.fun = fun
         functools.update_wrapper(self, fun)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fun(*args, **kwargs)
 
 

@@ -80,8 +80,9 @@ def _advice(op: Any) -> str:
     if isinstance(op.key, Attribute) and not hasattr(np.ndarray, op.key.name):
         return (
             f"srcad reads .{op.key.name} of differentiated values only for arrays and for "
-            "dataclasses and namedtuples passed as arguments; an object of another class is "
-            "opaque to it: make its class a @dataclass, or pass its arrays as arguments"
+            "dataclasses, namedtuples and registered pytree classes passed as arguments; an "
+            "object of another class is opaque to it: make its class a @dataclass, or pass "
+            "its arrays as arguments"
         )
     if callable(callee) and not getattr(callee, "__qualname__", None):
         if inspect.isfunction(getattr(type(callee), "__call__", None)):  # noqa: B004

@@ -1,10 +1,11 @@
 """Pytree parameters become one parameter per leaf, specialized to the call's structure.
 
-``params["W"]`` (or ``params.W`` on a namedtuple or dataclass, ``layers[0]`` on a list) is
-replaced by a parameter ``params_W`` of its own; a name bound to a sub-tree
-(``layer = params["layer1"]``), tuple unpacking of a sequence (``W1, W2 = weights``) and a
-loop over a sequence (``for W in weights``, unrolled) follow the structure too. The
-gradient then is one array per leaf, rebuilt into the argument's structure by the API.
+``params["W"]`` (or ``params.W`` on a namedtuple, a dataclass or a class registered with
+names, ``layers[0]`` on a list) is replaced by a parameter ``params_W`` of its own; a name
+bound to a sub-tree (``layer = params["layer1"]``), tuple unpacking of a sequence
+(``W1, W2 = weights``) and a loop over a sequence (``for W in weights``, unrolled) follow
+the structure too. A registered class is read only through its named children. The gradient
+then is one array per leaf, rebuilt into the argument's structure by the API.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class _View:
         if self.is_leaf:
             return None
         labels = self.labels()
+        if self.treedef[0] == "custom" and not isinstance(self.treedef[2], tuple):
+            return None  # a registered class without names: its children are unnamed
         if (
             isinstance(key, int)
             and not isinstance(key, bool)
@@ -69,6 +72,15 @@ class _View:
 
 def _count(treedef: Treedef) -> int:
     return 1 if treedef[0] == "leaf" else sum(_count(c) for c in treedef[3])
+
+
+def _kind(view: _View) -> str:
+    return f"registered pytree class {view.treedef[1].__name__}"
+
+
+def _names(view: _View) -> str:
+    keys = view.treedef[2]
+    return "names: " + ", ".join(keys) if isinstance(keys, tuple) and keys else "none given"
 
 
 def _constant(node: gast.expr) -> tuple[bool, Any]:
@@ -94,6 +106,13 @@ class _Expand:
             if base is None:
                 return None
             ok, key = _constant(expr.slice)
+            if base.treedef[0] == "custom":
+                raise self.source.error(
+                    f"a {_kind(base)} argument is indexed here; srcad cannot know what its "
+                    "__getitem__ reads: read its children as attributes (see "
+                    "srcad.register_pytree_node's names=)",
+                    expr,
+                )
             found = base.child(key) if ok else None
             if found is None:
                 raise self.source.error(
@@ -107,6 +126,13 @@ class _Expand:
             if base is None:
                 return None
             found = base.child(expr.attr)
+            if found is None and base.treedef[0] == "custom":
+                raise self.source.error(
+                    f"'{expr.attr}' is not a child of the {_kind(base)} argument that srcad "
+                    "can name; srcad reads a registered class only through the attributes "
+                    f"given as register_pytree_node's names= ({_names(base)})",
+                    expr,
+                )
             if found is None:
                 raise self.source.error(f"the pytree argument has no field '{expr.attr}'", expr)
             return found
@@ -126,6 +152,12 @@ class _Expand:
             inner = self.resolve(expr.args[0])
             func = expr.func
             if inner is not None and not inner.is_leaf and isinstance(func, gast.Name):
+                if func.id == "len" and inner.treedef[0] == "custom":
+                    raise self.source.error(
+                        f"len() of a {_kind(inner)} argument calls its own __len__, which "
+                        "srcad cannot read; pass the length as an argument",
+                        expr,
+                    )
                 if func.id == "len":
                     return gast.copy_location(build.const(len(inner.labels())), expr)
                 if func.id == "sum" and inner.is_sequence():
@@ -243,6 +275,12 @@ class _Expand:
             )
         out: list[gast.stmt] = []
         children = view.children()
+        if view.treedef[0] == "custom":
+            raise self.source.error(
+                f"a loop over a {_kind(view)} argument runs its own __iter__, which srcad "
+                "cannot read; read its children as attributes",
+                stmt,
+            )
         if view.treedef[0] == "dict":  # iterating a dict gives its keys
             raise self.source.error(
                 "a loop over a dict argument is not supported; read its entries with "
