@@ -14,7 +14,7 @@ from srcad import pytree
 from srcad.arraytypes import check_arrays
 from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
-from srcad.runtime.inplace import copied
+from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.tracebacks import boundary, hide_internal_frames
 from srcad.transform.cache import cached
@@ -677,6 +677,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     if out is None:
         raise TypeError(f"vjp needs a function that returns a value; {f.__name__} returned None")
     backward = gen.backward
+    # a backward pass that puts arrays back in place changes its residuals: keep them
+    keep = restores_in_place(backward)
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
 
@@ -691,7 +693,11 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                 raise ValueError(
                     f"cotangent has shape {_shape(ct)}, but {f.__name__} returned shape {shape}"
                 )
-        grads = backward(residuals, *ct_leaves)
+        if keep:
+            with KeptResiduals(residuals):
+                grads = backward(residuals, *ct_leaves)
+        else:
+            grads = backward(residuals, *ct_leaves)
         fixed: list[Any] = []
         for g, leaf in zip(grads, leaves):
             fixed.append(_match(g, leaf, [*values, *leaves, *ct_leaves, *fixed]))

@@ -325,3 +325,46 @@ def test_the_value_vjp_returns_is_its_own(f):
     else:
         expected = jacobian.T @ ct
     assert np.allclose(first, expected)
+
+
+# ---- a pullback whose backward pass puts arrays back in place, called again ------------
+# (fuzz seeds 400017 and 400530, minimized: the first call restored the tape's arrays to
+# their values before the updates, so the second call, and a reverse-mode jacobian, which
+# calls the pullback once per output element, read the wrong ones)
+
+
+def updated_then_squared(x, y):
+    u = x * y
+    u[-2] += 0.5
+    u *= u
+    return u
+
+
+def updated_in_a_loop(x, y):
+    u = x * y
+    for i in range(2):
+        u[i] = 0.3
+        u *= x
+    return u
+
+
+@pytest.mark.parametrize("f", [updated_then_squared, updated_in_a_loop])
+def test_a_pullback_that_restores_arrays_gives_the_same_result_every_time(f):
+    x, y = np.array([0.7, -0.4, 0.3]), np.array([0.5, 1.5, 2.0])
+    ct = np.array([1.0, 2.0, 0.5])
+    expected = [
+        srcad.testing.numerical_grad(lambda a, b: np.sum(f(a, b) * ct), [x, y], k) for k in (0, 1)
+    ]
+    _, pullback = srcad.vjp(f, x, y)
+    for _ in range(3):
+        dx, dy = pullback(ct)
+        np.testing.assert_allclose(dx, expected[0], rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(dy, expected[1], rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [updated_then_squared, updated_in_a_loop])
+def test_a_reverse_mode_jacobian_through_in_place_updates(f):
+    x, y = np.array([0.7, -0.4, 0.3]), np.array([0.5, 1.5, 2.0])
+    np.testing.assert_allclose(
+        srcad.jacobian(f, mode="rev")(x, y), srcad.jacobian(f, mode="fwd")(x, y), atol=1e-12
+    )

@@ -120,6 +120,47 @@ def reset(array: Any, values: Any) -> None:
     array[...] = values
 
 
+def restores_in_place(backward: Any) -> bool:
+    """Whether the generated ``backward`` puts arrays back in place (:func:`restore`):
+    running it changes the arrays of its residuals."""
+    code, names = getattr(backward, "__code__", None), getattr(backward, "__globals__", {})
+    return code is not None and any(names.get(n) is restore for n in code.co_names)
+
+
+class KeptResiduals:
+    """Around one run of a backward pass that restores arrays in place: every writable
+    array in its residuals (tape entries included) is put back as it was afterwards, so a
+    pullback gives the same result however often it is called."""
+
+    def __init__(self, residuals: Any) -> None:
+        found: dict[int, Any] = {}
+        _arrays(residuals, found)
+        self.saved = [(a, _copy(a)) for a in found.values()]
+
+    def __enter__(self) -> KeptResiduals:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for array, values in self.saved:
+            array[...] = values
+
+
+def _arrays(value: Any, found: dict[int, Any]) -> None:
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _arrays(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _arrays(item, found)
+    elif (
+        hasattr(value, "shape")
+        and hasattr(value, "__setitem__")
+        and getattr(getattr(value, "flags", None), "writeable", True)
+        and id(value) not in found
+    ):
+        found[id(value)] = value
+
+
 def _copy(x: Any) -> Any:
     if hasattr(x, "copy"):
         return x.copy()
