@@ -1,4 +1,8 @@
-"""Adjoints of indexing reads: scatter the gradient into a zero array of the source's shape."""
+"""Adjoints of indexing reads: scatter the gradient into a zero array of the source's shape.
+
+Indices are integers, slices or masks: no derivative flows to them (``static``), even where
+an index comes from a value the analysis counts as varying (a loop index put on a tape
+beside varied values, in generated code differentiated again)."""
 
 import numpy as np
 
@@ -8,21 +12,21 @@ from srcad.runtime.inplace import scatter, setitem, surviving, zeroed
 from srcad.runtime.puts import diagonal_positions, flat_positions, put_gathered, put_values
 
 
-@adjoint(GETITEM)
+@adjoint(GETITEM, static=("index",))
 def getitem(y, x, index):
     dx = xp.zeros_like(x)
     dx[index] = d[y]
     d[x] = dx
 
 
-@adjoint(Operator("SubscriptDynamic"))
+@adjoint(Operator("SubscriptDynamic"), static=("index",))
 def getitem_dynamic(y, x, index):
     dx = xp.zeros_like(x)
     add_at(dx, index, d[y])
     d[x] = dx
 
 
-@adjoint(np.take_along_axis)
+@adjoint(np.take_along_axis, static=("indices",))
 def take_along_axis(y, arr, indices, axis=-1):
     # repeated indices accumulate
     darr = xp.zeros_like(arr)
@@ -34,13 +38,13 @@ def take_along_axis(y, arr, indices, axis=-1):
 nondifferentiable(along_axis_index)
 
 
-@adjoint(setitem)
+@adjoint(setitem, static=("index",))
 def setitem_(y, x, index, value):
     d[value] = unbroadcast(d[y][index], value)
     d[x] = zeroed(d[y], index)
 
 
-@adjoint(scatter)
+@adjoint(scatter, static=("index",))
 def scatter_(y, x, index, value):
     # of writes to one element only the last survives: the earlier ones get no gradient
     d[value] = unbroadcast(surviving(d[y][index], index, d[y]), value)
@@ -65,23 +69,23 @@ nondifferentiable(flat_positions, diagonal_positions)
 # ---- tangents ----
 
 
-@tangent(GETITEM, Operator("SubscriptDynamic"))
+@tangent(GETITEM, Operator("SubscriptDynamic"), static=("index",))
 def getitem_tangent(y, x, index):
     d[y] = d[x][index]
 
 
-@tangent(setitem)
+@tangent(setitem, static=("index",))
 def setitem_tangent(y, x, index, value):
     # one contribution reading both: where one does not vary its zeros are what is written
     d[y] = setitem(d[x], index, d[value])
 
 
-@tangent(scatter)
+@tangent(scatter, static=("index",))
 def scatter_tangent(y, x, index, value):
     d[y] = scatter(d[x], index, d[value])
 
 
-@tangent(np.take_along_axis)
+@tangent(np.take_along_axis, static=("indices",))
 def take_along_axis_tangent(y, arr, indices, axis=-1):
     d[y] = xp.take_along_axis(d[arr], indices, axis=axis)
 

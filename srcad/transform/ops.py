@@ -309,7 +309,9 @@ def popped_names(body: list[gast.stmt], source: Source, local: set[str]) -> set[
     return {
         stmt.targets[0].id
         for stmt in all_statements(body)
-        if tape_call(stmt, tapes, "pop") is not None and isinstance(stmt.targets[0], gast.Name)
+        if tape_call(stmt, tapes, "pop") is not None
+        and isinstance(stmt, gast.Assign)  # (a pop whose value is dropped is a bare call)
+        and isinstance(stmt.targets[0], gast.Name)
     }
 
 
