@@ -412,3 +412,29 @@ def test_jvp_tangent_has_the_dtype_of_the_output(f):
     assert value.dtype == np.float32 and tangent.dtype == np.float32
     expected = (f(x + 1e-3, 0.5 + 1e-3) - f(x - 1e-3, 0.5 - 1e-3)) / 2e-3
     np.testing.assert_allclose(tangent, expected, rtol=1e-2, atol=1e-3)
+
+
+# ---- x op= v keeps x's dtype, as NumPy computes it into x (fuzz seed 401127) -------------
+
+
+def adds_a_float64_into_float32(x, y):
+    u = x * 1.0
+    u += np.tanh(y)  # np.tanh of a Python float is a float64 scalar
+    u *= np.float64(2.0)
+    return u
+
+
+def test_an_augmented_assignment_keeps_the_dtype_of_its_target():
+    x = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    expected = adds_a_float64_into_float32(x, 0.5)
+    assert expected.dtype == np.float32
+    out, pullback = srcad.vjp(adds_a_float64_into_float32, x, 0.5)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    dx, dy = pullback(np.ones(3, np.float32))
+    assert dx.dtype == np.float32
+    np.testing.assert_allclose(dx, 2.0, rtol=1e-6)
+    np.testing.assert_allclose(dy, 3 * 2.0 * (1 - np.tanh(0.5) ** 2), rtol=1e-5)
+    value, tangent = srcad.jvp(adds_a_float64_into_float32, (x, 0.5), (np.ones(3, np.float32), 1.0))
+    assert value.dtype == np.float32 and tangent.dtype == np.float32
+    np.testing.assert_allclose(tangent, 2.0 + 2.0 * (1 - np.tanh(0.5) ** 2), rtol=1e-5)

@@ -24,6 +24,7 @@ from srcad.runtime.accumulate import (
     untile,
 )
 from srcad.runtime.higher import reshape_like
+from srcad.runtime.inplace import kept_dtype
 from srcad.runtime.tangents import (
     broadcast_like,
     concatenated_piece,
@@ -137,6 +138,11 @@ def stack(y, arrays, axis=0):
 @adjoint(Method("astype"))
 def astype(y, x, dtype):
     d[x] = cast_gradient(d[y], x, y)
+
+
+@adjoint(kept_dtype, static=("target",))
+def kept_dtype_adjoint(y, value, target):
+    d[value] = cast_gradient(d[y], value, y)
 
 
 @adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)
@@ -368,6 +374,11 @@ def stack_tangent(y, arrays, axis=0):
 @tangent(Method("astype"))
 def astype_tangent(y, x, dtype):
     d[y] = cast_gradient(d[x], y, x)
+
+
+@tangent(kept_dtype, static=("target",))
+def kept_dtype_tangent(y, value, target):
+    d[y] = kept_dtype(d[value], target)
 
 
 @tangent(Method("copy"), np.copy, np.array, np.asarray)

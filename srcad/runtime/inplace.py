@@ -120,6 +120,19 @@ def reset(array: Any, values: Any) -> None:
     array[...] = values
 
 
+def kept_dtype(value: Any, target: Any) -> Any:
+    """``value`` (of ``target op= v``, written ``target = target op v``) in ``target``'s
+    dtype when ``target`` is a NumPy array: NumPy computes an augmented assignment into the
+    array itself, so a float32 ``u += np.float64(...)`` stays float32."""
+    if (
+        type(target) is numpy.ndarray
+        and getattr(value, "dtype", target.dtype) != target.dtype
+        and target.dtype.kind in "fc"
+    ):
+        return value.astype(target.dtype)
+    return value
+
+
 def restores_in_place(backward: Any) -> bool:
     """Whether the generated ``backward`` puts arrays back in place (:func:`restore`):
     running it changes the arrays of its residuals."""

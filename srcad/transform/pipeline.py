@@ -19,7 +19,7 @@ from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.derivatives import fold_derivatives
-from srcad.transform.normalize.desugar import desugar
+from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
@@ -78,6 +78,7 @@ def normalize(
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
+    keep_augmented_dtypes(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:
         setanno(tree, "aux", split_aux(tree, source, namer))

@@ -15,9 +15,12 @@ import copy
 
 import gast
 
+from srcad.runtime import inplace
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.normalize.walk import is_docstring, rewrite_bodies
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import all_statements, is_docstring, rewrite_bodies
 
 
 def desugar(tree: gast.FunctionDef) -> gast.FunctionDef:
@@ -27,6 +30,24 @@ def desugar(tree: gast.FunctionDef) -> gast.FunctionDef:
         body = body[1:]
     tree.body = rewrite_bodies(body, _desugar_block)
     return tree
+
+
+def keep_augmented_dtypes(tree: gast.FunctionDef, source: Source, namer: Namer) -> None:
+    """``x = x op y`` made from ``x op= y`` becomes ``x = kept_dtype(x op y, x)``: NumPy
+    computes an augmented assignment into the array, so its dtype stays (a float32 ``u``
+    plus a float64 value stays float32). Lists (``xs += ys``) are left to their own pass."""
+    helper = namer.bind_global(inplace.kept_dtype, "kept_dtype")
+    source.namespace[helper] = inplace.kept_dtype
+    lists = source.lists or set()
+    for stmt in all_statements(tree.body):
+        if (
+            isinstance(stmt, gast.Assign)
+            and getanno(stmt, "augmented")
+            and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id not in lists
+        ):
+            name = stmt.targets[0].id
+            stmt.value = build.call(build.load(helper), stmt.value, build.load(name))
 
 
 def _desugar_block(body: list[gast.stmt]) -> list[gast.stmt]:
@@ -56,6 +77,7 @@ def _desugar_block(body: list[gast.stmt]) -> list[gast.stmt]:
             new = build.assign(target.id, value)
             gast.copy_location(new, stmt)
             setanno(new, "origin", stmt)
+            setanno(new, "augmented", True)
             out.append(new)
             continue
         out.append(stmt)
