@@ -122,7 +122,10 @@ def minimum(y, a, b):
     d[b] = unbroadcast(xp.where(b < a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
 
 
-@adjoint(np.where)
+# a condition is boolean: no derivative flows to it (``static``), even where it counts as
+# varying (a decision put on a tape beside varied values, in generated code differentiated
+# again)
+@adjoint(np.where, static=("condition",))
 def where(y, condition, a, b):
     d[a] = unbroadcast(xp.where(condition, d[y], 0), a)
     d[b] = unbroadcast(xp.where(condition, 0, d[y]), b)
@@ -399,7 +402,7 @@ def minimum_tangent(y, a, b):
     d[y] = xp.where(b < a, d[b], xp.where(a == b, 0.5 * d[b], 0))
 
 
-@tangent(np.where)
+@tangent(np.where, static=("condition",))
 def where_tangent(y, condition, a, b):
     d[y] = broadcast_like(xp.where(condition, d[a], 0), y)
     d[y] = broadcast_like(xp.where(condition, 0, d[b]), y)
