@@ -130,6 +130,13 @@ class _Forward:
 
     def tape_push(self, stmt: gast.stmt) -> list[gast.stmt]:
         call = tape_call(stmt, self.tapes, "push")
+        dropped = tape_call(stmt, self.tapes, "pop")
+        if dropped is not None:
+            # a pop whose value is dropped: its tangent, on the tangent tape, is dropped too
+            if dropped.func.value.id not in self.active_tapes:
+                return []
+            pop = build.attr(build.load(self.tangent(dropped.func.value.id)), "pop")
+            return [_generated(gast.Expr(value=build.call(pop)), False)]
         if call is None:
             if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
                 if _restores(stmt, self.source, self.local):

@@ -282,6 +282,9 @@ class _Sweep:
         push = tape_call(stmt, set(self.ctx.tapes), "push")
         if push is not None and push.func.value.id in self.ctx.active_tapes:
             return [stmt], self.push_backward
+        pop = tape_call(stmt, set(self.ctx.tapes), "pop")
+        if pop is not None and pop.func.value.id in self.ctx.active_tapes:
+            return [stmt], self.dropped_pop_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
             callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
             lists_given = (
@@ -318,6 +321,14 @@ class _Sweep:
         # the pop runs even where its value is not needed: later pops take what is under it
         out = self.contribute(value, pop, False, stmt) or [gast.Expr(value=pop)]
         return [_generated(s, False) for s in out]
+
+    def dropped_pop_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
+        """A pop whose value is dropped still pairs with a push: its adjoint tape gets a
+        None in its place (the push it pairs with saved a value that does not vary, whose
+        adjoint is never read; were it read, None would fail loudly, never add silently)."""
+        tape = self.ctx.tapes[stmt.value.func.value.id]
+        push = build.call(build.attr(build.load(tape), "push"), build.const(None))
+        return [_generated(gast.Expr(value=push), False)]
 
     def pop_backward(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""

@@ -512,3 +512,49 @@ def test_a_list_holding_an_array_updated_later():
     except srcad.TransformError as exc:
         assert "shares memory with 'items'" in str(exc)
         assert "test_regressions.py:" in str(exc)
+
+
+# fuzz seed 602840 (campaign, second order): a constant saved on a tape beside varied values
+def constant_saved_beside_varied_values(x):
+    a = x
+    for _ in range(3):
+        return np.sum(np.zeros_like(a) ** (1.5 + a))
+
+
+def save_a_constant_beside_varied_values(x):
+    a = x
+    for _ in range(3):
+        b = np.zeros_like(a) + 0.5
+        a = np.sin(a) * b ** (1.5 + a)
+    return np.sum(a)
+
+
+@pytest.mark.parametrize(
+    "f", [constant_saved_beside_varied_values, save_a_constant_beside_varied_values]
+)
+def test_a_constant_saved_on_a_tape_stays_constant(f):
+    # was: NaN in the Hessian-vector products: the gradient saves zeros_like(a) on the
+    # tape that also saves varied values, and its pop was taken to vary, so the power
+    # rule's base term d_t5 * b * _t5 ** (b - 1) met 0 * inf
+    x = RNG.uniform(-1, 1, 3)
+    srcad.check_grad(f, x, modes=("fwd", "rev"), order=2)
+    x[1] = -0.9  # an exponent below 1 at the zero base
+    hvp = srcad.hvp(f, (x,), (np.ones(3),))[1]
+    assert np.isfinite(hvp).all()
+
+
+def test_third_order_through_pops_whose_values_are_dropped():
+    # the second derivative pops the constant's saved value without using it (a bare
+    # tape.pop()); the third keeps that pop paired with its push on its own tapes
+    def f(x):
+        a = x
+        for _ in range(3):
+            b = np.zeros_like(a) + 0.5
+            a = np.sin(a) * b ** (1.5 + a)
+        return a
+
+    g2 = srcad.grad(srcad.grad(f))
+    g3 = srcad.grad(g2)
+    x, eps = 0.3, 1e-5
+    np.testing.assert_allclose(g3(x), (g2(x + eps) - g2(x - eps)) / (2 * eps), rtol=1e-5)
+    np.testing.assert_allclose(srcad.jvp(g2, (x,), (1.0,))[1], g3(x), rtol=1e-10)

@@ -40,11 +40,11 @@ def _forward(body: list[gast.stmt], ctx: _Flow, varied: set[str]) -> None:
     for stmt in body:
         push, pop = tape_call(stmt, ctx.tapes, "push"), tape_call(stmt, ctx.tapes, "pop")
         if push is not None:
-            # a value taken off a tape varies when one put on it does (pairs go by order)
+            # a value taken off a tape varies when one put on it does (see _Flow.channel)
             if operand_names(push.args[0]) & varied:
-                ctx.carrying.add(push.func.value.id)
+                ctx.carrying.add(ctx.channel(push, push.args[0]))
         elif pop is not None:
-            if pop.func.value.id in ctx.carrying:
+            if ctx.channel(pop, _popped_into(stmt)) in ctx.carrying:
                 varied.update(targets(stmt))
         elif isinstance(stmt, gast.Assign):
             op = classify(stmt.value, ctx.source, ctx.local)
@@ -61,15 +61,20 @@ def _forward(body: list[gast.stmt], ctx: _Flow, varied: set[str]) -> None:
                     break
 
 
+def _popped_into(stmt: gast.stmt) -> gast.expr | None:
+    """The target of ``a = tape.pop()``; None for a pop whose value is dropped."""
+    return stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+
+
 def _backward(body: list[gast.stmt], ctx: _Flow, useful: set[str]) -> None:
     for stmt in reversed(body):
         push, pop = tape_call(stmt, ctx.tapes, "push"), tape_call(stmt, ctx.tapes, "pop")
         if push is not None:
-            if push.func.value.id in ctx.carrying:
+            if ctx.channel(push, push.args[0]) in ctx.carrying:
                 useful |= operand_names(push.args[0])
         elif pop is not None:
             if set(targets(stmt)) & useful:
-                ctx.carrying.add(pop.func.value.id)
+                ctx.carrying.add(ctx.channel(pop, _popped_into(stmt)))
         elif isinstance(stmt, gast.Assign):
             if set(targets(stmt)) & useful:
                 useful |= operand_names(stmt.value)
@@ -92,7 +97,18 @@ class _Flow:
     source: Source
     local: set[str]
     tapes: set[str]
-    carrying: set[str]
+    #: tapes whose every push and pop names one variable, the same on both sides
+    by_name: set[str]
+    carrying: set[tuple[str, str | None]]
+
+    def channel(self, call: gast.Call, value: gast.expr | None) -> tuple[str, str | None]:
+        """What a push or pop travels on: the tape, and on a tape whose pushes and pops
+        pair by name, the name too (generated code restores a value into the name it was
+        saved from, so a constant saved beside varied values stays constant)."""
+        tape = call.func.value.id
+        if tape in self.by_name and isinstance(value, gast.Name):
+            return tape, value.id
+        return tape, None
 
 
 def _fixpoint(body: list[gast.stmt], ctx: _Flow, names: set[str], sweep) -> None:
@@ -115,11 +131,28 @@ def analyse_activity(
     """Varied (forward from ``wrt``) and useful (backward from ``outputs``) names; a
     value a tape carries is followed from its push to its pop."""
     tapes = tape_names(body, source, local)
+    by_name = _paired_by_name(body, tapes)
     varied = set(wrt)
-    _fixpoint(body, _Flow(source, local, tapes, set()), varied, _forward)
+    _fixpoint(body, _Flow(source, local, tapes, by_name, set()), varied, _forward)
     useful = set(outputs)
-    _fixpoint(body, _Flow(source, local, tapes, set()), useful, _backward)
+    _fixpoint(body, _Flow(source, local, tapes, by_name, set()), useful, _backward)
     return Activity(frozenset(varied), frozenset(useful))
+
+
+def _paired_by_name(body: list[gast.stmt], tapes: set[str]) -> set[str]:
+    """The ``tapes`` on which every push is of a name and every pop goes into a name, the
+    same names on both sides (the tapes of restored values); on others (an adjoint tape
+    whose pops are added into sums) a pop is paired with a push by order alone."""
+    pushed: dict[str, set[str | None]] = {t: set() for t in tapes}
+    popped: dict[str, set[str | None]] = {t: set() for t in tapes}
+    for stmt in all_statements(body):
+        push, pop = tape_call(stmt, tapes, "push"), tape_call(stmt, tapes, "pop")
+        if push is not None:
+            value = push.args[0]
+            pushed[push.func.value.id].add(value.id if isinstance(value, gast.Name) else None)
+        elif pop is not None and (target := _popped_into(stmt)) is not None:
+            popped[pop.func.value.id].add(target.id if isinstance(target, gast.Name) else None)
+    return {t for t in tapes if None not in pushed[t] and pushed[t] == popped[t]}
 
 
 def active_tapes(body: list[gast.stmt], tapes: set[str], activity: Activity) -> frozenset[str]:
