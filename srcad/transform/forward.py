@@ -542,7 +542,7 @@ def forward(
     xp_name = namer.fresh("xp")
     # arrays updated in place: the user's ``y[i] = v``, or generated code's setitem calls
     updated = set(getanno(tree, "inplace") or ())
-    sharing = set().union(*alias_groups(body, updated).values())
+    sharing = set().union(*alias_groups(body, updated, source, local).values())
     tapes = tape_names(body, source, local)
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     stable = stable_names(body, inputs) - updated

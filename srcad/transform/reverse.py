@@ -92,6 +92,8 @@ class _Context:
     stable: frozenset[str]
     #: the names of the in-place update helpers (setitem, scatter)
     setitem: tuple[str, ...] = ()
+    #: names of memory that an update changes in place (under any of its names)
+    updated_memory: frozenset[str] = frozenset()
     #: tapes of generated code being differentiated again, and the tapes of their adjoints
     tapes: dict[str, str] = field(default_factory=dict)
     #: those of ``tapes`` carrying a varied value: every push and pop on them gets its
@@ -129,6 +131,9 @@ class _Sweep:
     pushes: bool = False
     last_origin: object = None
     readers: dict[str, set[int]] = field(default_factory=dict)
+    #: arrays updated in place later that a user call's residuals hold (its backward pass
+    #: reads them as they were at the call: they must be put back by then)
+    held: set[str] = field(default_factory=set)
     contributed: set[str] = field(default_factory=set)
     # adjoints holding an array this code made and nothing else refers to: safe to update
     # in place (``dx[i] += g`` instead of a zero array per read)
@@ -483,6 +488,10 @@ class _Sweep:
         elif call is not None:
             if any(n in self.state for n in call.outputs):
                 out.extend(self.user_call_backward(stmt, call))
+                held = operand_names(gast.Tuple(elts=call.arguments, ctx=gast.Load()))
+                held &= self.ctx.updated_memory
+                self.held |= held
+                self.read_by(stmt, [build.load(n) for n in sorted(held)])
         elif live:
             if not isinstance(target, gast.Name) and not _multiple_results(stmt, ctx):
                 op = classify(stmt.value, ctx.source, ctx.local)
@@ -1014,14 +1023,15 @@ def reverse(
         type_comment=None, type_params=[]))  # fmt: skip
     activity = analyse_activity(body, source, local, wrt, outputs)
     tapes = tape_names(body, source, local)
+    updated = set(getanno(tree, "inplace") or ())
+    # before user calls are rewritten: a helper's result may be the array it was given
+    groups = alias_groups(body, updated, source, local)
     if rewrite_user_calls(body, source, namer, local, activity, tapes):
         local = local_names(gast.FunctionDef(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, outputs)
     annotate_purity(body, source, local)
-    updated = set(getanno(tree, "inplace") or ())
-    groups = alias_groups(body, updated)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, inputs) - set().union(*groups.values())
     shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
@@ -1031,6 +1041,7 @@ def reverse(
     )  # fmt: skip
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     ctx.active_tapes = active_tapes(body, tapes, activity)
+    ctx.updated_memory = frozenset().union(*groups.values())
     ctx.masked = masked_adjoints(body, source, local, outputs if masked else ())
     _mask_user_calls(body, ctx)
     if facts is not None:
@@ -1052,7 +1063,7 @@ def reverse(
             raise
         if sweep.errors:
             raise sweep.errors[-1]
-        need = _reads_of_primal(backward, ctx)
+        need = _reads_of_primal(backward, ctx) | sweep.held
         readers = dict(sweep.readers)
         for name, group in groups.items():
             # reading a view of an updated array reads the array's memory

@@ -558,3 +558,92 @@ def test_third_order_through_pops_whose_values_are_dropped():
     x, eps = 0.3, 1e-5
     np.testing.assert_allclose(g3(x), (g2(x + eps) - g2(x - eps)) / (2 * eps), rtol=1e-5)
     np.testing.assert_allclose(srcad.jvp(g2, (x,), (1.0,))[1], g3(x), rtol=1e-10)
+
+
+# fuzz seed 603173 (campaign): a helper's result that is its argument, read by the backward
+# pass after the argument was changed in place -------------------------------------------
+def same_array(p, q):
+    return q
+
+
+def tail_of(q):
+    return q[1:]
+
+
+def same_array_again(q):
+    return same_array(None, q)
+
+
+def fill_from_a_returned_argument(x, y):
+    u = x * y
+    u.fill(np.sum(np.abs(same_array(x, u))))
+    return u
+
+
+def assign_from_a_returned_view(x, y):
+    u = x * y
+    u[...] = np.sum(np.abs(tail_of(u)))
+    return u
+
+
+def update_in_a_loop_from_a_returned_argument(x, y):
+    u = x * y
+    for i in range(2):
+        u[i] = np.sum(np.sin(same_array(x, u)))
+    return u
+
+
+def fill_through_two_helpers(x, y):
+    u = x * y
+    t = np.sum(np.abs(same_array_again(u)))
+    u.fill(t)
+    return u
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        fill_from_a_returned_argument,
+        assign_from_a_returned_view,
+        update_in_a_loop_from_a_returned_argument,
+        fill_through_two_helpers,
+    ],
+)
+def test_a_returned_argument_read_by_the_backward_pass_after_an_update(f):
+    # was: a silently wrong pullback (dx[1] = 2.7 instead of -2.7): abs's adjoint read
+    # sign(_t1), where _t1 is u itself (the helper returns its argument), after u.fill
+    # changed it; the vjp saved nothing, as it did not know _t1 shares u's memory
+    spec = Spec((3,), output="array")
+    rng = np.random.default_rng(7)
+    leaves, w = drawn(spec, rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), np.ones(3))
+    check_first_order(lambda x, y, w: f(x, y) * w, spec, leaves, w, seed=7)
+
+
+def scaled_by_first(p, q):
+    return p * q
+
+
+def fill_after_a_helper_kept_the_array(x, y):
+    u = x * y
+    u.fill(np.sum(scaled_by_first(x, u)))
+    return u
+
+
+def update_in_a_loop_after_a_helper_kept_the_array(x, y):
+    u = x * y
+    for i in range(2):
+        u[i] = np.sum(np.sin(scaled_by_first(x, u)))
+    return u
+
+
+@pytest.mark.parametrize(
+    "f", [fill_after_a_helper_kept_the_array, update_in_a_loop_after_a_helper_kept_the_array]
+)
+def test_a_helper_call_keeps_an_argument_updated_in_place_later(f):
+    # fuzz seed 603173, minimized: was a silently wrong pullback (dx[0] 1.32 instead of
+    # 0.9): the helper's residuals hold u itself, and u.fill changed it before the helper's
+    # backward pass read it; now u's old contents are saved and put back before that
+    spec = Spec((2,), y="0d", output="array")
+    rng = np.random.default_rng(3)
+    leaves, w = drawn(spec, rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2), np.ones(2))
+    check_first_order(lambda x, y, w: f(x, y) * w, spec, leaves, w, seed=3)

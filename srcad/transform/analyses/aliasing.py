@@ -162,11 +162,18 @@ class Aliases:
 Visit = Callable[[gast.stmt, list[gast.stmt], Aliases], None]
 
 
-def carry(body: list[gast.stmt], visit: Visit, aliases: Aliases | None = None) -> Aliases:
+def carry(
+    body: list[gast.stmt],
+    visit: Visit,
+    aliases: Aliases | None = None,
+    returned: Callable[[gast.Call], str | None] | None = None,
+) -> Aliases:
     """Carry ``aliases`` through ``body`` in program order and call ``visit(stmt, loops,
     aliases)`` before each statement takes effect (on a loop's last round: the state then
     holds what any turn can bring). A branch or loop may not run its body, or may run it
-    again: the pairs of every path count after it; ``break``/``continue`` end a turn too."""
+    again: the pairs of every path count after it; ``break``/``continue`` end a turn too.
+    ``returned(call)`` names the variable whose array a call may return (a user function
+    handing back its argument), if any."""
     jumps: list[dict[type, Aliases]] = []  # per enclosing loop: the states at break/continue
 
     def walk(stmts: list[gast.stmt], loops: list[gast.stmt], aliases: Aliases, final: bool):
@@ -179,9 +186,14 @@ def carry(body: list[gast.stmt], visit: Visit, aliases: Aliases | None = None) -
             elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
                 aliases.assign(stmt.target.id, gast.Constant(value=None, kind=None))
             elif isinstance(stmt, gast.Assign):
+                given = None
+                if returned is not None and isinstance(stmt.value, gast.Call):
+                    given = returned(stmt.value)
                 for target in stmt.targets:
                     if isinstance(target, gast.Name):
                         aliases.assign(target.id, stmt.value)
+                        if given is not None and given != target.id:
+                            aliases.link(target.id, {given})
             elif isinstance(stmt, gast.If):
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)

@@ -517,7 +517,9 @@ def _summarize(func: object) -> _Summary:
                 summary.changed[root] = (kind, place(node))
 
         if isinstance(stmt, gast.Return) and stmt.value is not None:
-            root = argument_of(aliases, viewed_name(stmt.value), params)
+            value = stmt.value
+            name = given(value) if isinstance(value, gast.Call) else None
+            root = argument_of(aliases, name or viewed_name(value), params)
             if root is not None:
                 summary.returned.setdefault(root, place(stmt))
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
@@ -535,7 +537,12 @@ def _summarize(func: object) -> _Summary:
                         augmented = found.kind == AUGMENTED or found.detail.get("augmented")
                         note(found.target, AUGMENTED if augmented else found.kind, node)
 
-    carry(tree.body, visit, aliases)
+    def given(call: gast.Call) -> str | None:
+        # a helper's helper may hand back the array in turn
+        found = returned_argument(call, source, local)
+        return found[0] if found is not None else None
+
+    carry(tree.body, visit, aliases, given)
     return summary
 
 

@@ -22,6 +22,7 @@ from srcad.transform.analyses.aliasing import (
     viewed_name,
     with_arguments,
 )
+from srcad.transform.analyses.mutators import returned_argument
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -157,15 +158,21 @@ def _updates_of_arguments(tree: gast.FunctionDef) -> set[int]:
     return found
 
 
-def alias_groups(body: list[gast.stmt], names: set[str]) -> dict[str, set[str]]:
-    """For each name updated in place, every name that may share its memory."""
+def alias_groups(
+    body: list[gast.stmt], names: set[str], source: Source, local: set[str]
+) -> dict[str, set[str]]:
+    """For each name updated in place, every name that may share its memory: views, and
+    results of user functions that may return an argument (``t = helper(x, u)``)."""
     edges: dict[str, set[str]] = {}
     for stmt in all_statements(body):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            source = viewed_name(stmt.value)
-            if source is not None:
-                edges.setdefault(source, set()).add(stmt.targets[0].id)
-                edges.setdefault(stmt.targets[0].id, set()).add(source)
+            viewed = viewed_name(stmt.value)
+            if viewed is None and isinstance(stmt.value, gast.Call):
+                returned = returned_argument(stmt.value, source, local)
+                viewed = returned[0] if returned is not None else None
+            if viewed is not None:
+                edges.setdefault(viewed, set()).add(stmt.targets[0].id)
+                edges.setdefault(stmt.targets[0].id, set()).add(viewed)
     groups = {}
     for name in names:
         seen = {name}
