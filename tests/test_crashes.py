@@ -354,6 +354,31 @@ def test_refused_anywhere_they_are_passed(kind):
             call()
 
 
+def masked_inside(x):
+    return np.sum(np.sqrt(np.ma.masked_less(x, 0.0)))
+
+
+def matrix_inside(x):
+    m = np.asmatrix(x)
+    return np.sum(np.asarray(m * m.T))
+
+
+@pytest.mark.parametrize(
+    "f, words", [(masked_inside, "numpy.ma.core.masked_less"), (matrix_inside, "np.asmatrix")]
+)
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_numpy_functions_without_rules_are_refused_at_the_users_line(f, words, mode):
+    # NumPy's own Python source (np.ma, np.matrixlib) is never transformed: the error
+    # names the call at the user's line, not a line inside NumPy
+    x = np.array([0.5, 2.0])
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(srcad.NoAdjointError, match=f"test_crashes.py:{line}: .*{words}"):
+        if mode == "rev":
+            srcad.grad(f)(x)
+        else:
+            srcad.jvp(f, (x,), (x,))
+
+
 def test_a_subclass_that_overrides_nothing_is_an_ndarray():
     x = np.array([1.0, 2.0]).view(OnlyANewMethod)
     assert np.allclose(srcad.grad(square_sum)(x), [2.0, 4.0])
