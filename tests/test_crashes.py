@@ -4,6 +4,7 @@ mean something else than NumPy's (np.matrix, masked arrays, overriding subclasse
 
 from __future__ import annotations
 
+import statistics
 import sys
 import threading
 
@@ -363,13 +364,22 @@ def matrix_inside(x):
     return np.sum(np.asarray(m * m.T))
 
 
+def stdlib_inside(x):
+    return statistics.fmean([x[0], x[1]])
+
+
 @pytest.mark.parametrize(
-    "f, words", [(masked_inside, "numpy.ma.core.masked_less"), (matrix_inside, "np.asmatrix")]
+    "f, words",
+    [
+        (masked_inside, "numpy.ma.core.masked_less"),
+        (matrix_inside, "np.asmatrix"),
+        (stdlib_inside, "statistics.fmean"),
+    ],
 )
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 def test_numpy_functions_without_rules_are_refused_at_the_users_line(f, words, mode):
-    # NumPy's own Python source (np.ma, np.matrixlib) is never transformed: the error
-    # names the call at the user's line, not a line inside NumPy
+    # NumPy's own Python source (np.ma, np.matrixlib) and the standard library's are never
+    # transformed: the error names the call at the user's line, not a line inside them
     x = np.array([0.5, 2.0])
     line = f.__code__.co_firstlineno + 1
     with pytest.raises(srcad.NoAdjointError, match=f"test_crashes.py:{line}: .*{words}"):

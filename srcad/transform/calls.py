@@ -14,6 +14,7 @@ from srcad import pytree
 from srcad.adjoints.scipy_table import is_scipy
 from srcad.runtime import recursion
 from srcad.runtime.tangents import zero_tangent
+from srcad.transform.libraries import is_library_function
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -173,21 +174,13 @@ class CustomCall:
         return tuple(grads[k] for k in self.wrt)
 
 
-#: libraries whose Python functions (np.ma.masked_less, np.asmatrix) are never transformed
-_ARRAY_LIBRARIES = ("numpy", "cupy", "dask", "array_api_compat", "array_api_strict")
-
-
-def _in_array_library(module: str) -> bool:
-    return any(module == lib or module.startswith(lib + ".") for lib in _ARRAY_LIBRARIES)
-
-
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
     if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
-    if is_scipy(obj) or _in_array_library(module):
-        return None  # SciPy's and NumPy's functions have rules, or none at all: never source
+    if is_library_function(obj):
+        return None  # SciPy's, NumPy's, the standard library's: rules or none, never source
     if isinstance(obj, (CustomVJP, CustomJVP)):
         return obj.fun, (), {}
     if isinstance(obj, Checkpointed):

@@ -23,6 +23,7 @@ from srcad.transform.analyses.aliasing import (
     with_arguments,
 )
 from srcad.transform.frontend import MISSING, Source
+from srcad.transform.libraries import is_library_function
 
 #: how each changes its target: lowered to ``target[...] = <new value>`` ("whole"), to an
 #: augmented assignment ("augmented"), to ``target[index] = value`` ("item"), or refused
@@ -550,7 +551,9 @@ def returned_argument(call: gast.Call, source: Source, local: set[str]) -> tuple
     """``(name, 'file:line')`` when ``call`` runs a user function that may return the
     array of the variable ``name`` passed to it (or a view of it)."""
     callee = source.resolve(call.func, local)
-    function = _python_function(callee) if callee is not MISSING else None
+    if callee is MISSING or is_library_function(callee):
+        return None
+    function = _python_function(callee)
     if function is None:
         return None
     returned = returned_parameters(function)
