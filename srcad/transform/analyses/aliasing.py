@@ -221,10 +221,7 @@ def carry(
                 aliases = walk(stmt.orelse, loops, last, final)
         return aliases
 
-    try:
-        return walk(body, [], aliases if aliases is not None else Aliases(), True)
-    finally:
-        del walk  # a recursive closure is a cycle: keep no caller's objects alive in it
+    return walk(body, [], aliases if aliases is not None else Aliases(), True)
 
 
 def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:

@@ -170,7 +170,6 @@ def _always_scalar(
             if not all(scalar(v) for v in defs[name]):
                 candidates.discard(name)
                 changed = True
-    del scalar  # a recursive closure is a cycle: it must not keep the user's function alive
     return candidates
 
 
