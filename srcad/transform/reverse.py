@@ -339,7 +339,7 @@ class _Sweep:
         """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""
         name = stmt.targets[0].id
         tape = self.ctx.tapes[call.func.value.id]
-        adjoint = build.load(self.adj(name)) if name in self.state else self.zeros(name).value
+        adjoint = self.reduced_adjoint(name)
         push = build.call(build.attr(build.load(tape), "push"), adjoint)
         self.state.discard(name)
         self.owned.discard(name)
@@ -535,10 +535,7 @@ class _Sweep:
         if origin is not None and origin is not self.last_origin:
             out.append(build.comment("grad of: " + ctx.source.line_text(origin)))
             self.last_origin = origin
-        cotangents = [
-            build.load(self.adj(n)) if n in self.state else self.zeros(n).value
-            for n in call.outputs
-        ]
+        cotangents = [self.reduced_adjoint(n) for n in call.outputs]
         grads = ctx.namer.fresh_temp("_grads")
         backward = build.attr(build.load(call.handle), "backward")
         value = build.call(backward, build.load(call.residuals), *cotangents)
@@ -550,6 +547,16 @@ class _Sweep:
             part = gast.Subscript(value=build.load(grads), slice=build.const(k), ctx=gast.Load())
             out.extend(self.contribute(node, part, False, call.where))
         return out
+
+    def reduced_adjoint(self, name: str) -> gast.expr:
+        """The adjoint of ``name`` in its variable's shape, as a call's backward pass takes
+        it: a loose adjoint (a broadcast term not yet reduced) is unbroadcast first."""
+        if name not in self.state:
+            return self.zeros(name).value
+        if not self.is_loose(name):
+            return build.load(self.adj(name))
+        helper = self.ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
+        return build.call(helper, build.load(self.adj(name)), build.load(name))
 
     def adjoint(self, stmt: gast.Assign) -> list[gast.stmt]:
         ctx = self.ctx

@@ -54,6 +54,10 @@ def helper(p, q):
     return np.tanh(p) * q + p * 0.5
 
 
+def pick(p, q):
+    return q
+
+
 def pair(p, q):
     s = np.sin(p)
     return s * q, p - q * 0.25
@@ -108,7 +112,7 @@ FAMILIES = {
     "list holding an updated array", "nan-where", "nan-safe ops", "zero-derivative ops",
     "float32", "python float y", "0-d y", "length-1 axes", "pytree dict", "pytree tuple",
     "array output", "pair output", "rebinding after zero-trip loop or if",
-    "rebound defaults and closures",
+    "rebound defaults and closures", "helpers returning an argument",
 }  # fmt: skip
 
 
@@ -312,13 +316,16 @@ class ProgramWriter:
         forms = [
             "{} + {}", "{} - {}", "{} * {}", "{} / (1.5 + np.sin({}))",
             "np.maximum({}, {})", "np.minimum({}, {})", "np.where({} > 0, {}, {})",
-            "helper({}, {})",
+            "helper({}, {})", "np.sin(pick({}, {}))",
         ]  # fmt: skip
         form = rng.choice(forms)
-        if not self.helpers and form.startswith("helper"):
+        if not self.helpers and form.startswith(("helper", "np.sin(pick")):
             form = "{} * {}"
         if form.startswith("helper"):
             self.constructs.add("helper calls")
+        if form.startswith("np.sin(pick"):
+            # the helper hands back an array it was given: its memory, updated later
+            self.constructs.add("helpers returning an argument")
         if form.startswith(("np.maximum", "np.minimum", "np.where")):
             self.constructs.add("kinks")
         full = left.full or right.full

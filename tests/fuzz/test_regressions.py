@@ -647,3 +647,30 @@ def test_a_helper_call_keeps_an_argument_updated_in_place_later(f):
     rng = np.random.default_rng(3)
     leaves, w = drawn(spec, rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2), np.ones(2))
     check_first_order(lambda x, y, w: f(x, y) * w, spec, leaves, w, seed=3)
+
+
+# fuzz seed 47 (after adding pick to the generator): a helper's result broadcast, in a branch
+def pick(p, q):
+    return q
+
+
+def broadcast_result_of_a_helper(p, w):
+    x = p["x"]
+    a = x
+    c = x
+    outs = [a]
+    for _ in range(0):
+        return w
+    outs.append(pick(a, c[2]) * x)
+    return np.stack(outs)
+
+
+def test_a_helper_result_broadcast_in_a_branch_gets_its_own_shape_back():
+    # was: ValueError "could not broadcast input array from shape (3,3) into shape (3,)": the
+    # adjoint of pick(a, c[2]) (shape (3,)), a term broadcast against x and not yet
+    # reduced (the call sits in the branch an early return makes), went to the helper's
+    # backward pass unreduced
+    spec = Spec((3, 3), y="float", pytree="dict", output="array")
+    rng = np.random.default_rng(47)
+    leaves, w = drawn(spec, rng.uniform(-1, 1, (3, 3)), rng.uniform(-1, 1, 3), np.ones((3, 3)))
+    check_first_order(broadcast_result_of_a_helper, spec, leaves, w, seed=47)
