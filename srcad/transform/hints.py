@@ -13,6 +13,7 @@ import numpy as np
 
 from srcad.adjoints.registry import Attribute, Method, Operator, lookup
 
+_TEMPORARY = re.compile(r"_t\d+$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 #: where a user learns to write a rule (the docs page and the runnable example)
 RULES_HELP = 'see examples/custom_rules.py and docs/rules.md ("Writing rules")'
@@ -40,7 +41,11 @@ _CONVERSIONS = {
 def no_rule(op: Any, tangent: bool = False) -> str:
     """The message for an op that has no rule in the mode asked for."""
     kind, decorator = ("tangent", "srcad.tangent") if tangent else ("adjoint", "srcad.adjoint")
-    text = f"no {kind} rule for {op.label}"
+    label = op.label
+    if _TEMPORARY.match(label):
+        # srcad's own name for a callable made on the line (np.vectorize(math.sin)(x))
+        label = "a function made on this line"
+    text = f"no {kind} rule for {label}"
     advice = _advice(op)
     if op.label.startswith("scipy."):
         # SciPy's own source is never transformed (README: SciPy lists what has rules)
