@@ -492,8 +492,19 @@ def generated_call(obj: Any) -> str | None:
     return getattr(func, "__name__", None) or getattr(handle, "name", "a method")
 
 
+#: why generated code's handling of a list gradient cannot be differentiated in reverse mode
+LIST_GRADIENT_HINT = (
+    " (this is generated code handling the gradient of a list: reverse mode over a "
+    "derivative of code that builds lists is not supported yet; forward over reverse is: "
+    "srcad.hessian, srcad.hvp, srcad.jvp of the gradient)"
+)
+
+
 def missing_rule_hint(callee: Any) -> str:
-    """Why an op has no rule, when it is generated code's call of a user function."""
+    """Why an op has no rule, when it is generated code's call of a user function or of a
+    runtime helper for list gradients."""
+    if getattr(callee, "__module__", None) == "srcad.runtime.lists":
+        return LIST_GRADIENT_HINT
     name = generated_call(callee)
     if name is None:
         return ""

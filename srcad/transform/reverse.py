@@ -38,7 +38,7 @@ from srcad.transform.analyses.tbr import (
     stable_names,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import generated_call, missing_rule_hint
+from srcad.transform.calls import LIST_GRADIENT_HINT, generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -573,6 +573,12 @@ class _Sweep:
         if rule.name not in _LIST_AWARE:
             for node in bound.values():
                 if isinstance(node, gast.Name) and node.id in source.lists:
+                    if getattr(op.callee, "__module__", "").startswith("srcad.runtime"):
+                        # generated code: a list's gradient reaches a helper for arrays
+                        raise source.error(
+                            f"{op.label} receives the list '{node.id}'{LIST_GRADIENT_HINT}",
+                            where,
+                        )
                     raise source.error(
                         f"{op.label} receives the list '{node.id}'; turn it into an array "
                         f"first (np.stack({node.id}) or np.concatenate({node.id}))",

@@ -372,6 +372,14 @@ def test_reverse_over_reverse_of_lists(f, y):
     srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("rev",))
 
 
+@pytest.mark.parametrize("f", LISTS)
+def test_reverse_over_reverse_of_lists_is_refused_clearly(f):
+    # the open case above says what is missing and what works (it named srcad's
+    # drop_gradient or said "turn it into an array first" about srcad's own code)
+    with pytest.raises(srcad.TransformError, match="builds lists is not supported yet"):
+        srcad.check_grad(f, X2, Y, wrt=(0, 1), order=2, modes=("rev",))
+
+
 # fuzz seed 368 (second order): a name bound in an untaken branch, then rebound ----------
 def rebound_after_an_untaken_branch(x, y):
     if np.sum(y) > 54.82:
