@@ -568,6 +568,14 @@ def test_third_order_through_pops_whose_values_are_dropped():
     np.testing.assert_allclose(srcad.jvp(g2, (x,), (1.0,))[1], g3(x), rtol=1e-10)
 
 
+def check_at_random_inputs(f, spec: Spec, seed: int) -> None:
+    """The fuzzer's first-order checks of ``f`` at inputs drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-1, 1, spec.shape), rng.uniform(-1, 1, spec.shape[-1:])
+    leaves, w = drawn(spec, x, y, np.ones(spec.shape))
+    check_first_order(f, spec, leaves, w, seed=seed)
+
+
 # fuzz seed 603173 (campaign): a helper's result that is its argument, read by the backward
 # pass after the argument was changed in place -------------------------------------------
 def same_array(p, q):
@@ -621,10 +629,7 @@ def test_a_returned_argument_read_by_the_backward_pass_after_an_update(f):
     # was: a silently wrong pullback (dx[1] = 2.7 instead of -2.7): abs's adjoint read
     # sign(_t1), where _t1 is u itself (the helper returns its argument), after u.fill
     # changed it; the vjp saved nothing, as it did not know _t1 shares u's memory
-    spec = Spec((3,), output="array")
-    rng = np.random.default_rng(7)
-    leaves, w = drawn(spec, rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), np.ones(3))
-    check_first_order(lambda x, y, w: f(x, y) * w, spec, leaves, w, seed=7)
+    check_at_random_inputs(lambda x, y, w: f(x, y) * w, Spec((3,), output="array"), seed=7)
 
 
 def scaled_by_first(p, q):
@@ -652,9 +657,7 @@ def test_a_helper_call_keeps_an_argument_updated_in_place_later(f):
     # 0.9): the helper's residuals hold u itself, and u.fill changed it before the helper's
     # backward pass read it; now u's old contents are saved and put back before that
     spec = Spec((2,), y="0d", output="array")
-    rng = np.random.default_rng(3)
-    leaves, w = drawn(spec, rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2), np.ones(2))
-    check_first_order(lambda x, y, w: f(x, y) * w, spec, leaves, w, seed=3)
+    check_at_random_inputs(lambda x, y, w: f(x, y) * w, spec, seed=3)
 
 
 # fuzz seed 47 (after adding pick to the generator): a helper's result broadcast, in a branch
@@ -679,6 +682,4 @@ def test_a_helper_result_broadcast_in_a_branch_gets_its_own_shape_back():
     # reduced (the call sits in the branch an early return makes), went to the helper's
     # backward pass unreduced
     spec = Spec((3, 3), y="float", pytree="dict", output="array")
-    rng = np.random.default_rng(47)
-    leaves, w = drawn(spec, rng.uniform(-1, 1, (3, 3)), rng.uniform(-1, 1, 3), np.ones((3, 3)))
-    check_first_order(broadcast_result_of_a_helper, spec, leaves, w, seed=47)
+    check_at_random_inputs(broadcast_result_of_a_helper, spec, seed=47)
