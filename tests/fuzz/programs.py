@@ -527,12 +527,16 @@ class ProgramWriter:
         self.views += 1
         v = f"v{self.views}"
         views = ["u", "u[::-1]", "u.T", "u.reshape(-1)", "u[..., :1]"]
+        # the function forms, and views made by splitting (each once silently missed)
+        views += ["np.ravel(u)", "np.transpose(u)", "np.asanyarray(u)", "np.split(u, 1)[0]"]
         if self.shape[0] > 1:
             views.append("u[1:]")
         if len(self.shape) == 2:
-            views.append("u[0]")
+            views += ["u[0]", "np.swapaxes(u, 0, 1)"]
         view = rng.choice(views)
-        same = view in ("u", "u[::-1]") or (view == "u.T" and len(self.shape) == 1)
+        same = view in ("u", "u[::-1]", "np.asanyarray(u)", "np.split(u, 1)[0]") or (
+            view in ("u.T", "np.transpose(u)") and len(self.shape) == 1
+        )
         index = self.index(names)
         update = rng.choice(
             [

@@ -8,29 +8,71 @@ from collections.abc import Callable
 
 import gast
 
-_VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
+_VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes", "diagonal"}
 _VIEW_FUNCTIONS = {
     "reshape", "ravel", "transpose", "squeeze", "expand_dims", "broadcast_to",
-    "asarray", "moveaxis", "swapaxes", "atleast_1d", "atleast_2d", "atleast_3d",
+    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
+    "moveaxis", "swapaxes", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
     "flip", "fliplr", "flipud", "rot90", "real", "imag", "permute_dims", "matrix_transpose",
+    # several views: np.split(u, 3)[0], a, b = np.split(u, 2)
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
 }  # fmt: skip
 _VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
+#: names an array module goes by: ``np.ravel(u)`` views ``u``, while ``a.ravel()`` views ``a``
+_MODULE_NAMES = {"np", "numpy", "xp", "cp", "cupy", "jnp", "da"}
 
 
 def viewed_name(value: gast.expr) -> str | None:
-    """The name whose memory ``value`` may share, if it is a copy or a view of one."""
+    """The name whose memory ``value`` may share, if it is a copy or a view of one (the
+    likelier one where the form is ambiguous: :func:`viewed_names` gives every one)."""
+    names = viewed_names(value)
+    if len(names) <= 1:
+        return next(iter(names), None)
+    # a call read as a method and as a function: the receiver, unless a module's name
+    receiver = viewed_name(value.func.value)
+    return receiver if receiver in names else min(names)
+
+
+def viewed_names(value: gast.expr) -> set[str]:
+    """Every name whose memory ``value`` may share: ``f.reshape(u)`` is a view of ``u`` if
+    ``f`` is NumPy, of ``f`` if it is an array (both, when the syntax cannot tell)."""
     if isinstance(value, gast.Name):
-        return value.id
-    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        return value.value.id
+        return {value.id}
+    if isinstance(value, gast.Subscript):
+        return viewed_names(value.value)
     if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
-        return viewed_name(value.value)
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        if value.func.attr in _VIEW_METHODS and isinstance(value.func.value, gast.Name):
-            return value.func.value.id
-        if value.func.attr in _VIEW_FUNCTIONS and value.args:
-            return viewed_name(value.args[0]) if isinstance(value.args[0], gast.Name) else None
-    return None
+        return viewed_names(value.value)
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
+        return set()
+    attr, receiver = value.func.attr, value.func.value
+    found: set[str] = set()
+    method = attr in _VIEW_METHODS or (attr == "astype" and _no_copy(value))
+    if method and not (isinstance(receiver, gast.Name) and receiver.id in _MODULE_NAMES):
+        found |= viewed_names(receiver)
+    function = attr in _VIEW_FUNCTIONS or (attr == "array" and _no_copy(value))
+    if function and value.args:
+        found |= viewed_names(value.args[0])
+    return found
+
+
+def unpacked_names(target: gast.expr) -> list[str]:
+    """The names an assignment target binds: ``a``, or each of ``a, (b, c)``."""
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [name for elt in target.elts for name in unpacked_names(elt)]
+    if isinstance(target, gast.Starred):
+        return unpacked_names(target.value)
+    return []
+
+
+def _no_copy(call: gast.Call) -> bool:
+    """``copy=False`` among the keywords (``a.astype(t, copy=False)``, ``np.array(a, copy=
+    False)``): the result may be the array itself."""
+    return any(
+        kw.arg == "copy" and isinstance(kw.value, gast.Constant) and kw.value.value is False
+        for kw in call.keywords
+    )
 
 
 _CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
@@ -51,8 +93,7 @@ def held_names(value: gast.expr) -> set[str]:
             return {name for arg in value.args for name in held_names(arg)}
         if value.func.id == "dict":
             return {name for kw in value.keywords for name in held_names(kw.value)}
-    name = viewed_name(value)
-    return set() if name is None else {name}
+    return viewed_names(value)
 
 
 def stored_into(stmt: gast.stmt, containers: set[str]) -> tuple[str, set[str]] | None:
@@ -190,10 +231,11 @@ def carry(
                 if returned is not None and isinstance(stmt.value, gast.Call):
                     given = returned(stmt.value)
                 for target in stmt.targets:
-                    if isinstance(target, gast.Name):
-                        aliases.assign(target.id, stmt.value)
-                        if given is not None and given != target.id:
-                            aliases.link(target.id, {given})
+                    # a, b = np.split(u, 2): each name may view what the value views
+                    for name in unpacked_names(target):
+                        aliases.assign(name, stmt.value)
+                        if given is not None and given != name:
+                            aliases.link(name, {given})
             elif isinstance(stmt, gast.If):
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)

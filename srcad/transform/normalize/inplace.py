@@ -19,7 +19,8 @@ from srcad.transform.analyses.aliasing import (
     Aliases,
     argument_of,
     carry,
-    viewed_name,
+    unpacked_names,
+    viewed_names,
     with_arguments,
 )
 from srcad.transform.analyses.mutators import returned_argument
@@ -165,14 +166,15 @@ def alias_groups(
     results of user functions that may return an argument (``t = helper(x, u)``)."""
     edges: dict[str, set[str]] = {}
     for stmt in all_statements(body):
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            viewed = viewed_name(stmt.value)
-            if viewed is None and isinstance(stmt.value, gast.Call):
+        if isinstance(stmt, gast.Assign):
+            viewed = viewed_names(stmt.value)
+            if not viewed and isinstance(stmt.value, gast.Call):
                 returned = returned_argument(stmt.value, source, local)
-                viewed = returned[0] if returned is not None else None
-            if viewed is not None:
-                edges.setdefault(viewed, set()).add(stmt.targets[0].id)
-                edges.setdefault(stmt.targets[0].id, set()).add(viewed)
+                viewed = {returned[0]} if returned is not None else set()
+            for target in unpacked_names(stmt.targets[0]):
+                for name in viewed - {target}:
+                    edges.setdefault(name, set()).add(target)
+                    edges.setdefault(target, set()).add(name)
     groups = {}
     for name in names:
         seen = {name}

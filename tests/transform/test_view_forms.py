@@ -1,0 +1,64 @@
+"""Every way NumPy makes a view is an alias: an update through one name shows through the
+others, so srcad either differentiates NumPy's semantics or refuses clearly; it never
+differentiates the value before the update (which was silently wrong for the function
+forms np.ravel(u), np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.split(u)[k],
+np.asanyarray, astype(copy=False) and a, b = np.split(u, 2))."""
+
+import numpy as np
+import pytest
+
+import srcad
+
+X = np.array([0.3, -0.7, 1.1])
+
+VIEWS = [
+    "np.ravel(u)", "np.transpose(u)", "np.reshape(u, (3, 1))", "np.swapaxes(u[None], 0, 1)",
+    "np.moveaxis(u[None], 0, 1)", "np.asanyarray(u)", "np.ascontiguousarray(u)",
+    "u.astype(u.dtype, copy=False)", "np.split(u, 3)[0]", "np.array_split(u, 2)[1]",
+    "u[1:][::-1]", "u[None].swapaxes(0, 1)", "np.squeeze(u[None])", "u.reshape(3)", "u.T",
+]  # fmt: skip
+
+
+def _module(tmp_path, view: str):
+    source = f"""
+import numpy as np
+
+
+def read_after_update(x):
+    u = x * 2.0
+    v = {view}
+    u[1] = x[0] ** 3
+    return np.sum(v * v) + np.sum(u)
+
+
+def write_through_view(x):
+    u = x * 2.0
+    v = {view}
+    v[...] = np.sin(v) * x[2]
+    return np.sum(u * u)
+
+
+def unpacked_split(x):
+    u = x * 2.0
+    a, b, c = np.split(u, 3)
+    u[0] = x[1] ** 3
+    return np.sum(a * a) + np.sum(u)
+"""
+    path = tmp_path / "views_of_u.py"
+    path.write_text(source)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"views_{abs(hash(view))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["read_after_update", "write_through_view", "unpacked_split"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_a_view_is_differentiated_as_numpy_runs_it_or_refused(tmp_path, view, name):
+    f = getattr(_module(tmp_path, view), name)
+    try:
+        srcad.check_grad(f, X.copy(), modes=("fwd", "rev"))
+    except srcad.TransformError as exc:
+        assert "memory with" in str(exc) and "views_of_u.py:" in str(exc), exc
