@@ -145,7 +145,15 @@ def kept_dtype_adjoint(y, value, target):
     d[value] = cast_gradient(d[y], value, y)
 
 
-@adjoint(Method("copy"), np.copy, np.array, np.asarray, shape_preserving=True)
+@adjoint(
+    Method("copy"),
+    np.copy,
+    np.array,
+    np.asarray,
+    np.asanyarray,
+    np.ascontiguousarray,
+    shape_preserving=True,
+)
 def copy(y, x):
     d[x] = d[y]
 
@@ -381,7 +389,7 @@ def kept_dtype_tangent(y, value, target):
     d[y] = kept_dtype(d[value], target)
 
 
-@tangent(Method("copy"), np.copy, np.array, np.asarray)
+@tangent(Method("copy"), np.copy, np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def copy_tangent(y, x):
     d[y] = d[x]
 

@@ -527,14 +527,15 @@ class ProgramWriter:
         self.views += 1
         v = f"v{self.views}"
         views = ["u", "u[::-1]", "u.T", "u.reshape(-1)", "u[..., :1]"]
-        # the function forms, and views made by splitting (each once silently missed)
-        views += ["np.ravel(u)", "np.transpose(u)", "np.asanyarray(u)", "np.split(u, 1)[0]"]
+        # the function forms (each once silently missed; splits: test_view_forms.py, as
+        # indexing np.split's result is refused where no update comes after it)
+        views += ["np.ravel(u)", "np.transpose(u)", "np.asanyarray(u)"]
         if self.shape[0] > 1:
             views.append("u[1:]")
         if len(self.shape) == 2:
             views += ["u[0]", "np.swapaxes(u, 0, 1)"]
         view = rng.choice(views)
-        same = view in ("u", "u[::-1]", "np.asanyarray(u)", "np.split(u, 1)[0]") or (
+        same = view in ("u", "u[::-1]", "np.asanyarray(u)") or (
             view in ("u.T", "np.transpose(u)") and len(self.shape) == 1
         )
         index = self.index(names)
