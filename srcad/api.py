@@ -12,6 +12,7 @@ import numpy as np
 
 from srcad import pytree
 from srcad.arraytypes import check_arrays
+from srcad.callables import Target, resolve
 from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
@@ -70,9 +71,12 @@ def _check_function(func: Any) -> None:
         )
 
 
-def _normalize_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
+def _normalize_wrt(
+    func: Callable, wrt: Wrt, params: list[str] | None = None
+) -> tuple[tuple[int, ...], bool]:
     """``wrt`` as parameter indices, and whether a single gradient (not a tuple) is wanted."""
-    params = _positional_params(func)
+    params = _positional_params(func) if params is None else params
+    name = getattr(func, "__name__", type(func).__name__)
     single = isinstance(wrt, (int, str))
     if not single and not isinstance(wrt, (tuple, list)):
         raise TypeError(f"wrt must be parameter indices or names (or a tuple of them), got {wrt!r}")
@@ -85,20 +89,64 @@ def _normalize_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
             raise TypeError(f"wrt entries must be parameter indices or names, got {item!r}")
         if isinstance(item, str):
             if item not in params:
-                raise ValueError(
-                    f"wrt={item!r} names no parameter of {func.__name__}{tuple(params)}"
-                )
+                raise ValueError(f"wrt={item!r} names no parameter of {name}{tuple(params)}")
             indices.append(params.index(item))
         else:
             if not -len(params) <= item < len(params):
                 raise ValueError(
-                    f"wrt={item} is out of range: {func.__name__} has {len(params)} "
+                    f"wrt={item} is out of range: {name} has {len(params)} "
                     f"positional parameter(s) {tuple(params)}"
                 )
             indices.append(item % len(params))
     if len(set(indices)) != len(indices):
         raise ValueError(f"wrt names a parameter twice: {wrt!r}")
     return tuple(indices), single
+
+
+def _target(f: Any) -> Target:
+    """:func:`srcad.callables.resolve`, and a derivative of a partial, method or callable
+    object as the derivative of the function behind it with the same bound arguments
+    (so it can be differentiated again)."""
+    target = resolve(f)
+    inner = target.function
+    if isinstance(inner, Derivative) and (inner._prefix or inner._keywords):
+        wrt = inner._wrt[0] if inner._single else inner._wrt
+        unbound = Derivative(inner._func, wrt, inner._with_value, inner._has_aux)
+        prefix = (*inner._prefix, *target.prefix)
+        return Target(unbound, prefix, {**inner._keywords, **target.keywords})
+    return target
+
+
+def caller_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
+    """``wrt`` as indices of the arguments the caller of ``func`` gives."""
+    target = resolve(func)
+    params = None if target.function is func else _visible_params(target)
+    return _normalize_wrt(func, wrt, params)
+
+
+def _resolve_wrt(func: Callable, wrt: Wrt) -> tuple[Target, tuple[int, ...], bool]:
+    """The function behind ``func`` (see :func:`srcad.callables.resolve`), ``wrt`` as
+    indices of its parameters, and whether a single gradient is wanted."""
+    target = resolve(func)
+    inner = target.function
+    wrapped = (Derivative, CustomVJP, CustomJVP, Checkpointed)
+    if not isinstance(inner, wrapped) and not hasattr(inner, "srcad_handle"):
+        _check_function(inner)
+    if inner is func:
+        return (target, *_normalize_wrt(func, wrt))
+    indices, single = _normalize_wrt(func, wrt, _visible_params(target))
+    return target, tuple(k + len(target.prefix) for k in indices), single
+
+
+def _visible_params(target: Target) -> list[str]:
+    """The positional parameters the caller of a resolved function still gives: after
+    the bound ones, and before the first one bound by keyword (Python makes the rest
+    keyword-only, as ``inspect.signature`` of a partial shows)."""
+    params = _positional_params(target.function)[len(target.prefix) :]
+    for k, name in enumerate(params):
+        if name in target.keywords:
+            return params[:k]
+    return params
 
 
 def _check_differentiable(value: Any, name: str) -> None:
@@ -192,14 +240,14 @@ class Derivative(Generic[P]):
     """
 
     def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
-        self._prefix: tuple[Any, ...] = ()
-        if inspect.ismethod(func) and inspect.isfunction(func.__func__):
-            # a bound method: differentiate its function, with the object as first argument
-            indices, single = _normalize_wrt(func, wrt)
-            self._prefix = (func.__self__,)
-            wrt = tuple(k + 1 for k in indices)
-            wrt = wrt[0] if single else wrt
-            func = func.__func__
+        given = func
+        # a method, partial, callable object, cache, forwarding decorator or NumPy function:
+        # differentiate the Python function behind it, with what it binds passed along
+        target, indices, single = _resolve_wrt(func, wrt)
+        self._prefix: tuple[Any, ...] = target.prefix
+        self._keywords = target.keywords
+        wrt = indices[0] if single else indices
+        func = target.function
         wrapped = (Derivative, CustomVJP, CustomJVP, Checkpointed)
         if not isinstance(func, wrapped) and not hasattr(func, "srcad_handle"):
             _check_function(func)
@@ -219,7 +267,7 @@ class Derivative(Generic[P]):
         params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
         self._arity = len(params) if plain else -1
-        functools.update_wrapper(self, func, updated=())
+        functools.update_wrapper(self, given, updated=())
 
     def generated(self, structures: tuple = (), args: tuple | None = None) -> Generated:
         """The compiled derivative, transformed again if a free name now means something else.
@@ -328,6 +376,8 @@ class Derivative(Generic[P]):
             if self._prefix:
                 # the object of a bound method first: no longer just f's arguments
                 args = (*self._prefix, *args)  # type: ignore[assignment]
+            if self._keywords:
+                kwargs = {**self._keywords, **kwargs}  # type: ignore[assignment]
             if not kwargs and not self._has_aux:
                 result = self._call_plain(args)  # NumPy arrays and numbers only: never dask
                 if result is not _SLOW:
@@ -361,26 +411,51 @@ class Derivative(Generic[P]):
             if self._has_aux:
                 return ((value, aux), grads) if self._with_value else (grads, aux)
             return (value, grads) if self._with_value else grads
+        except _OneElement:
+            pass  # seeded below, outside the handler (its errors are then the user's)
         except Exception as exc:  # (the boundary inline: no extra call on the hot path)
             if not isinstance(exc, (TransformError, TypeError)):
                 instead = self._not_scalar_instead(args, kwargs)
+                if instead is _OneElement:
+                    return self._one_element(args, kwargs)
                 if instead is not None:
                     raise instead from None
             hide_internal_frames(exc)
             raise
+        return self._one_element(args, kwargs)
 
-    def _not_scalar_instead(self, args: tuple, kwargs: dict) -> TypeError | None:
+    def _one_element(self, args: tuple, kwargs: dict) -> Any:
+        """The gradient of a function whose output has one element but more than zero
+        axes (shape ``(1,)``, ``(1, 1)``): the pullback of a cotangent of ones in its shape
+        (the generated gradient starts from the number 1.0). The output is returned as it is."""
+        func = functools.partial(self._func, **kwargs) if kwargs else self._func
+        if self._has_aux:
+            out, pullback, aux = vjp(func, *args, has_aux=True)
+        else:
+            (out, pullback), aux = vjp(func, *args), None
+        cotangents = pullback(array_namespace(out).ones_like(out))
+        grads = tuple(cotangents[k] for k in self._wrt)
+        if self._single:
+            grads = grads[0]
+        if self._has_aux:
+            return ((out, aux), grads) if self._with_value else (grads, aux)
+        return (out, grads) if self._with_value else grads
+
+    def _not_scalar_instead(self, args: tuple, kwargs: dict) -> Any:
         """The error to raise when the gradient code failed because the function's output
         is not a scalar (its backward pass starts from one number: a rule reading the
-        output's shape fails first, e.g. concatenate's ``piece_of``)."""
+        output's shape fails first, e.g. concatenate's ``piece_of``); ``_OneElement`` when
+        the output has one element."""
         try:
-            value = self._func(*args[len(self._prefix) :], **kwargs)
+            value = self._func(*args, **kwargs)
         except Exception:
             return None
         if self._has_aux and isinstance(value, tuple) and len(value) == 2:
             value = value[0]
         if value is not None and len(_shape(value)) == 0:
             return None
+        if _has_one_element(value):
+            return _OneElement
         try:
             _not_scalar(self._func, value)
         except TypeError as error:
@@ -413,7 +488,18 @@ def _labels(params: list[str], count: int) -> list[str]:
     return [params[k] if k < len(params) else str(k) for k in range(count)]
 
 
+class _OneElement(Exception):
+    """The output has one element in an array of one or more axes: not an error."""
+
+
+def _has_one_element(value: Any) -> bool:
+    shape = _shape(value) if hasattr(value, "shape") else None
+    return shape is not None and len(shape) > 0 and all(n == 1 for n in shape)
+
+
 def _not_scalar(func: Callable, value: Any) -> None:
+    if _has_one_element(value):
+        raise _OneElement
     if value is None:
         raise TypeError(
             f"grad needs a function with a scalar output; {func.__name__} returned None"
@@ -644,10 +730,15 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and vjp returns ``(out, pullback, aux)``.
     """
-    prefix: tuple[Any, ...] = ()
-    if inspect.ismethod(f) and inspect.isfunction(f.__func__):
-        prefix, f = (f.__self__,), f.__func__
-    f = _plain(f)
+    target = _target(f)
+    prefix, keywords = target.prefix, target.keywords
+    inner = target.function
+    if isinstance(inner, Derivative) and not has_aux:
+        values = [*prefix, *primals]
+        structures = _structures(values, inner._wrt)
+        if structures:  # a gradient with respect to pytrees, differentiated again
+            return _vjp_of_tree_gradient(inner, values, structures, keywords, len(prefix))
+    f = _plain(inner)
     _check_function(f)
     primals = (*prefix, *primals)
     params = _positional_params(f)
@@ -666,7 +757,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             wrt.append(k)
     if not wrt:
         raise TypeError(f"vjp of {f.__name__}: no argument is a float or floating-point array")
-    positional, named = call_arguments(f, primals, {})
+    positional, named = call_arguments(f, primals, keywords)
     values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "vjp", has_aux, structures)
@@ -736,19 +827,25 @@ def jvp(
     argument that is not differentiated (and for integers, strings, ...). With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and jvp returns ``(out, tangent, aux)``.
     """
-    prefix: tuple[Any, ...] = ()
-    if inspect.ismethod(f) and inspect.isfunction(f.__func__):
-        prefix, f = (f.__self__,), f.__func__
-    f = _plain(f)
-    _check_function(f)
+    target = _target(f)
+    prefix, keywords = target.prefix, target.keywords
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(
             f"jvp needs one tangent per primal: got {len(primals)} primals and "
             f"{len(tangents)} tangents"
         )
+    inner = target.function
+    if isinstance(inner, Derivative) and not has_aux:
+        values = [*prefix, *primals]
+        structures = _structures(values, inner._wrt)
+        if structures:  # a gradient with respect to pytrees, differentiated again
+            padded = [*(None,) * len(prefix), *tangents]
+            return _jvp_of_tree_gradient(inner, values, padded, structures, keywords)
+    f = _plain(inner)
+    _check_function(f)
     params = _positional_params(f)
-    names = [*(["self"] if prefix else []), *params]
+    names = params  # the bound arguments' parameters first, as in ``f``
     labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]
     check_arrays(primals, labels)
     check_arrays(tangents, labels, "the tangent of {}")
@@ -775,10 +872,10 @@ def jvp(
         tangent_leaves.extend(_match(t, leaf, []) for leaf, t in zip(leaves, t_leaves))
     values = [*prefix, *primals]
     if not wrt:
-        out = f(*values)
+        out = f(*values, **keywords)
         zero = pytree.unflatten(*_zero_leaves(out[0] if has_aux else out))
         return (out[0], zero, out[1]) if has_aux else (out, zero)
-    positional, named = call_arguments(f, values, {})
+    positional, named = call_arguments(f, values, keywords)
     values = list(positional)
     structures = _structures(values, tuple(wrt))
     gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
@@ -791,6 +888,95 @@ def jvp(
         raise TypeError(f"jvp needs a function that returns a value; {f.__name__} returned None")
     tangent_out = _dtypes_of(tangent_out, out)
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def _tree_gradient(derivative: Derivative, values: list[Any], structures: tuple) -> tuple:
+    """The code of a derivative for pytree arguments of ``values``' structures (one
+    parameter and one gradient per leaf), and how its gradients regroup."""
+    mode = "grad" if derivative._with_value else "gradient"
+    gen = cached(_plain(derivative._func), derivative._wrt, False, mode, structures=structures)
+    _, groups = _wrt_leaves(values, derivative._wrt, derivative._params, structures)
+    return gen, groups
+
+
+def _vjp_of_tree_gradient(
+    derivative: Derivative,
+    values: list[Any],
+    structures: tuple,
+    keywords: dict[str, Any],
+    bound: int,
+) -> tuple[Any, Any]:
+    """``vjp`` of a derivative with respect to pytree arguments (see
+    :func:`_jvp_of_tree_gradient`); the pullback takes and gives pytrees."""
+    gen, groups = _tree_gradient(derivative, values, structures)
+    out, flat_pullback = vjp(
+        functools.partial(gen.function, **keywords), *_expand(values, structures)
+    )
+    trees = dict(structures)
+
+    def flat(grads: Any) -> tuple:
+        grads = (grads,) if derivative._single else tuple(grads)
+        leaves: list[Any] = []
+        for g, group in zip(grads, groups):
+            leaves.extend([g] if group is None else pytree.flatten(g)[0])
+        return tuple(leaves)
+
+    @boundary
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if derivative._with_value:
+            value_ct, grads_ct = cotangent
+            cotangents = flat_pullback((value_ct, flat(grads_ct)))
+        else:
+            cotangents = flat_pullback(flat(cotangent))
+        it = iter(cotangents)
+        result = []
+        for k, value in enumerate(values):
+            if k in trees:
+                count = len(pytree.flatten(value)[0])
+                result.append(pytree.unflatten(trees[k], [next(it) for _ in range(count)]))
+            else:
+                result.append(next(it))
+        return tuple(result[bound:])
+
+    return _regrouped(derivative, groups, out), pullback
+
+
+def _regrouped(derivative: Derivative, groups: list[Any], result: Any) -> Any:
+    """What a derivative returns, from its code for pytree arguments' leaves."""
+    value, flat = result if derivative._with_value else (None, result)
+    grads = _regroup(list(flat), groups)
+    grads = grads[0] if derivative._single else grads
+    return (value, grads) if derivative._with_value else grads
+
+
+def _jvp_of_tree_gradient(
+    derivative: Derivative,
+    values: list[Any],
+    tangents: list[Any],
+    structures: tuple,
+    keywords: dict[str, Any],
+) -> tuple[Any, Any]:
+    """``jvp`` of a derivative with respect to pytree arguments: forward mode over its code
+    for their structures (one parameter and one gradient per leaf), regrouped as it returns
+    them (how ``hessian``, ``hvp`` and ``check_grad(order=2)`` work on pytrees)."""
+    gen, groups = _tree_gradient(derivative, values, structures)
+    trees = dict(structures)
+    flat_tangents: list[Any] = []
+    for k, (value, tangent) in enumerate(zip(values, tangents)):
+        if k not in trees:
+            flat_tangents.append(tangent)
+        elif tangent is None:
+            flat_tangents.extend([None] * len(pytree.flatten(value)[0]))
+        else:
+            leaves, tree = pytree.flatten(tangent)
+            if tree != trees[k]:
+                raise ValueError(
+                    f"the tangent of argument {k} does not have its primal's structure"
+                )
+            flat_tangents.extend(leaves)
+    leaves = _expand(values, structures)
+    out, tangent_out = jvp(functools.partial(gen.function, **keywords), leaves, flat_tangents)
+    return _regrouped(derivative, groups, out), _regrouped(derivative, groups, tangent_out)
 
 
 def _dtypes_of(tangent_out: Any, out: Any) -> Any:
@@ -846,16 +1032,23 @@ def jacobian(
     The Jacobian has shape ``out.shape + arg.shape`` (a tuple of those for a tuple ``wrt``).
     ``mode="fwd"`` builds it a column at a time with :func:`jvp`, ``"rev"`` a row at a time
     with :func:`vjp`; ``"auto"`` picks forward mode when the inputs are no larger than the
-    output.
+    output. The Jacobian of such a function (``jacobian(jacobian(f))``) is forward mode over
+    forward mode, shaped ``out.shape + arg_i.shape + arg_k.shape``.
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
+    inner = getattr(f, "srcad_jacobian_of", None)
+    if inner is not None:  # jacobian(jacobian(g)): forward over forward mode
+        return _jacobian_of_jacobian(*inner, _argnums(wrt, argnums))
+    indices, single = caller_wrt(f, _argnums(wrt, argnums))
 
     @boundary
     def jacobian_of(*args: Any) -> Any:
         check_arrays(args, _labels(_positional_params(f), len(args)))
         args = list(args)
+        if any(pytree.is_container(args[k]) for k in indices):
+            blocks = [_tree_jacobian_fwd(f, args, k) for k in indices]
+            return blocks[0] if single else tuple(blocks)
         for k in indices:
             _check_array_argument(args[k], f"argument {k}", "jacobian")
         out = None
@@ -869,7 +1062,49 @@ def jacobian(
         )
         return blocks[0] if single else tuple(blocks)
 
+    jacobian_of.srcad_jacobian_of = (f, indices, single)  # type: ignore[attr-defined]
     return jacobian_of  # type: ignore[return-value]
+
+
+def _jacobian_of_jacobian(
+    f: Callable, indices: tuple[int, ...], single: bool, wrt: Wrt
+) -> Callable:
+    """``jacobian(jacobian(f, i), k)``: the derivative along each unit tangent of argument
+    ``k`` of ``f``'s forward-mode derivative along each unit tangent of argument ``i``,
+    shaped ``out.shape + arg_i.shape + arg_k.shape``."""
+    outer, outer_single = _normalize_wrt(f, wrt)
+    if not (single and outer_single):
+        raise TypeError(
+            "jacobian of a jacobian takes one argument each (wrt=k, not a tuple); "
+            "for a scalar function use srcad.hessian"
+        )
+    (i,), (k,) = indices, outer
+    function = _plain(resolve(f).function)
+    if resolve(f).function is not f:
+        raise TypeError("jacobian of a jacobian needs a plain Python function")
+
+    @boundary
+    def jacobian_of_jacobian(*args: Any) -> Any:
+        args = tuple(args)
+        check_arrays(args, _labels(_positional_params(function), len(args)))
+        for index in (i, k):
+            _check_array_argument(args[index], f"argument {index}", "jacobian")
+        forward = cached(function, (i,), False, "jvp").function
+        nothing = [None] * len(args)
+        entries = []
+        out = None
+        for e_i in _basis(args[i]):
+            for e_k in _basis(args[k]):
+                tangents = list(nothing)
+                tangents[k] = e_k
+                (out, _), (_, second) = jvp(forward, (*args, e_i), (*tangents, None))
+                entries.append(second)
+        inputs = _shape(args[i]) + _shape(args[k])
+        if not entries:
+            return np.zeros(_shape(f(*args)) + inputs)
+        return _stack(entries, _shape(out), inputs, columns=True)
+
+    return jacobian_of_jacobian
 
 
 def _basis(x: Any) -> Any:
@@ -914,6 +1149,42 @@ def _jacobian_fwd(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
     return blocks
 
 
+def _tree_jacobian_fwd(f: Callable, args: list[Any], k: int) -> Any:
+    """The Jacobian of ``f`` with respect to argument ``k``, a pytree, a column per element
+    of each leaf with :func:`jvp`: the output's structure, each output leaf replaced by the
+    argument's structure of blocks ``out_leaf.shape + arg_leaf.shape`` (as JAX nests them)."""
+    in_leaves, in_tree = pytree.flatten(args[k])
+    for path, leaf in zip(pytree.paths(in_tree), in_leaves):
+        _check_differentiable(leaf, f"argument {k}" + "".join(f"[{p!r}]" for p in path))
+    zeros = [_match(0.0, leaf, []) for leaf in in_leaves]
+    columns: list[list[list[Any]]] = []  # [input leaf][element] -> output leaves
+    out_leaves: list[Any] = []
+    out_tree = None
+    for j, leaf in enumerate(in_leaves):
+        columns.append([])
+        for e in _basis(leaf):
+            tangent_leaves = list(zeros)
+            tangent_leaves[j] = e if hasattr(leaf, "shape") else float(e)
+            tangents: list[Any] = [None] * len(args)
+            tangents[k] = pytree.unflatten(in_tree, tangent_leaves)
+            out, tangent_out = jvp(f, args, tangents)
+            out_leaves, out_tree = pytree.flatten(out)
+            columns[j].append(pytree.flatten(tangent_out)[0])
+    if out_tree is None:  # an argument without elements
+        out_leaves, out_tree = pytree.flatten(f(*args))
+    blocks = []
+    for i, out_leaf in enumerate(out_leaves):
+        row = []
+        for j, leaf in enumerate(in_leaves):
+            parts = [column[i] for column in columns[j]]
+            if parts:
+                row.append(_stack(parts, _shape(out_leaf), _shape(leaf), columns=True))
+            else:
+                row.append(np.zeros(_shape(out_leaf) + _shape(leaf)))
+        blocks.append(pytree.unflatten(in_tree, row))
+    return pytree.unflatten(out_tree, blocks)
+
+
 def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> list[Any]:
     out, pullback = vjp(f, *args)
     rows: list[list[Any]] = [[] for _ in indices]
@@ -931,13 +1202,23 @@ def hessian(
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
-    indices, single = _normalize_wrt(f, _argnums(wrt, argnums))
-    gradient = grad(f, wrt=indices)
+    # a partial, method or callable object: the Hessian of the function behind it, with
+    # what it binds passed along (its gradient, a Derivative, is differentiated again)
+    target, indices, single = _resolve_wrt(f, _argnums(wrt, argnums))
+    gradient = _bound_keywords(grad(target.function, wrt=indices), target.keywords)
 
     @boundary
     def hessian_of(*args: Any) -> Any:
-        labels = _labels(_positional_params(f), len(args))
+        args = (*target.prefix, *args)
+        labels = _labels(_positional_params(target.function), len(args))
         check_arrays(args, labels)
+        if any(k < len(args) and pytree.is_container(args[k]) for k in indices):
+            # the gradient is a tuple, one per wrt: so is each row's outer structure
+            rows = [_tree_jacobian_fwd(gradient, list(args), k) for k in indices]
+            table = tuple(
+                tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices))
+            )
+            return table[0][0] if single else table
         for k in indices:  # before the gradient is transformed (it would meet p.w first)
             if k < len(args):
                 _check_array_argument(args[k], labels[k], "hessian")
@@ -957,11 +1238,19 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     if not wrt:
         raise ValueError("hvp needs at least one tangent that is not None")
-    _, product = jvp(grad(f, wrt=wrt), primals, tangents)
+    target, indices, _ = _resolve_wrt(f, wrt)
+    gradient = _bound_keywords(grad(target.function, wrt=indices), target.keywords)
+    bound = (None,) * len(target.prefix)
+    _, product = jvp(gradient, (*target.prefix, *primals), (*bound, *tangents))
     result: list[Any] = [None] * len(primals)
     for k, value in zip(wrt, product):
         result[k] = value
     return result[0] if len(primals) == 1 else tuple(result)
+
+
+def _bound_keywords(f: Callable, keywords: dict[str, Any]) -> Callable:
+    """``f`` called with ``keywords`` (those a partial binds), if there are any."""
+    return functools.partial(f, **keywords) if keywords else f
 
 
 @boundary

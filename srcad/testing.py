@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from srcad import pytree
-from srcad.api import Wrt, _labels, _normalize_wrt, _positional_params, grad, jvp, vjp
+from srcad.api import Wrt, _labels, _positional_params, caller_wrt, grad, jvp, vjp
 from srcad.arraytypes import check_arrays
 from srcad.tracebacks import boundary
 
@@ -21,9 +21,9 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
         return _numerical_tree_grad(f, args, index, eps)
     if not hasattr(x, "shape"):
         args[index] = x + eps
-        up = f(*args)
+        up = _number(f(*args))
         args[index] = x - eps
-        down = f(*args)
+        down = _number(f(*args))
         return float((up - down) / (2 * eps))
     x = np.array(x, dtype=np.float64)
     out = np.zeros_like(x)
@@ -32,13 +32,22 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
         saved = flat[k]
         flat[k] = saved + eps
         args[index] = x.copy()
-        up = f(*args)
+        up = _number(f(*args))
         flat[k] = saved - eps
         args[index] = x.copy()
-        down = f(*args)
+        down = _number(f(*args))
         flat[k] = saved
         out.reshape(-1)[k] = (up - down) / (2 * eps)
     return out
+
+
+def _number(value: Any) -> Any:
+    """An output of one element in an array of shape (1,), (1, 1), ... as a 0-d array (grad
+    accepts them, seeding ones); anything else as it is."""
+    shape = getattr(value, "shape", None)
+    if shape and all(n == 1 for n in shape):
+        return value.reshape(())
+    return value
 
 
 def _numerical_tree_grad(f: Callable, args: list[Any], index: int, eps: float) -> Any:
@@ -87,7 +96,7 @@ def check_grad(
     unknown = set(modes) - {"fwd", "rev"}
     if unknown or not modes:
         raise ValueError(f"modes must name 'fwd' and/or 'rev', got {modes!r}")
-    indices, _ = _normalize_wrt(f, wrt)
+    indices, _ = caller_wrt(f, wrt)
     check_arrays(args, _labels(_positional_params(f), len(args)))  # before np.array drops them
     args = [pytree.tree_map(_float64, a) if k in indices else a for k, a in enumerate(args)]
     name = getattr(f, "__name__", "f")
@@ -197,6 +206,6 @@ def _check_first_order(
     worst = 0.0
     for index, analytic in zip(indices, grads):
         numeric = numerical_grad(f, args, index, eps)
-        what = f"gradient of {f.__name__} with respect to argument {index}"
+        what = f"gradient of {getattr(f, '__name__', 'f')} with respect to argument {index}"
         worst = max(worst, _compare_trees(what, analytic, numeric, rtol, atol))
     return worst

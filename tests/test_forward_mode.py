@@ -234,9 +234,16 @@ def sum_of_literal(x, y):
     return sum([x, y])
 
 
+def transposed_literal(x, y):
+    return np.transpose([x, y])
+
+
 def test_a_list_written_in_the_call_is_a_clear_error_not_a_zero_tangent():
     with pytest.raises(srcad.UnsupportedConstructError, match="list written in the call"):
-        srcad.jvp(sum_of_literal, (np.ones(3), np.ones(3)), (np.ones(3), np.ones(3)))
+        srcad.jvp(transposed_literal, (np.ones(3), np.ones(3)), (np.ones(3), np.ones(3)))
+    # Python's sum of a list written out adds its elements: their tangents add too
+    _, tangent = srcad.jvp(sum_of_literal, (np.ones(3), np.ones(3)), (np.ones(3), 2 * np.ones(3)))
+    assert np.allclose(tangent, 3.0)
 
 
 def filled(x):

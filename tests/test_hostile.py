@@ -46,10 +46,15 @@ def test_a_function_typed_at_the_repl_is_a_clear_error():
         srcad.jvp(namespace["typed"], (1.0,), (1.0,))
 
 
-@pytest.mark.parametrize("func", [math.sin, len, np.add.reduce, functools.partial(math.pow, 2)])
-def test_builtins_and_c_functions_are_a_clear_error(func):
+@pytest.mark.parametrize("func", [len, np.add.reduce, functools.partial(math.frexp)])
+def test_builtins_and_c_functions_without_a_rule_are_a_clear_error(func):
     with pytest.raises((srcad.TransformError, TypeError), match="def"):
         srcad.grad(func)(0.5)
+
+
+def test_builtins_with_a_rule_are_differentiated():
+    assert srcad.grad(math.sin)(0.5) == pytest.approx(math.cos(0.5))
+    assert srcad.grad(functools.partial(math.pow, 2))(0.5) == pytest.approx(2**0.5 * math.log(2))
 
 
 class Model:
@@ -57,7 +62,7 @@ class Model:
         return np.sum(x * x)
 
 
-@pytest.mark.parametrize("obj", [Model, Model(), 3.0, "f"])
+@pytest.mark.parametrize("obj", [Model, 3.0, "f"])
 def test_a_class_or_an_object_where_a_function_is_expected(obj):
     with pytest.raises((srcad.TransformError, TypeError)):
         srcad.grad(obj)(np.ones(2))

@@ -70,6 +70,7 @@ nondifferentiable(
     array_namespace,
     math_namespace,
     accumulate.zeros_like,
+    accumulate.seed_like,
     accumulate.count,
     accumulate.extremum_share,
     tangents.zero_tangent,

@@ -1,9 +1,10 @@
-"""Adjoints of products (dot, matmul/``@``, outer, inner, einsum, tensordot, kron, cross) and
-matrix functions (inv, solve, det, cholesky, pinv, norm, trace, diagonal)."""
+"""Adjoints of products (dot, vdot, matmul/``@``, outer, inner, einsum, multi_dot, tensordot,
+kron, cross) and matrix functions (inv, solve, det, matrix_power, cholesky, pinv, norm, trace,
+diagonal)."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import (
     grad_dot_lhs,
     grad_dot_rhs,
@@ -21,6 +22,8 @@ from srcad.runtime.accumulate import (
     undiagonal,
     unit_if_zero,
 )
+from srcad.runtime.linalg import chain_subscripts, diagonal_blocks, upper_block, upper_right
+from srcad.runtime.norms import norm_axes, norm_curvature, norm_slope, norm_third
 from srcad.runtime.tangents import einsum_replacing
 
 
@@ -28,6 +31,13 @@ from srcad.runtime.tangents import einsum_replacing
 def dot(y, a, b):
     d[a] = grad_dot_lhs(d[y], a, b)
     d[b] = grad_dot_rhs(d[y], a, b)
+
+
+@adjoint(np.vdot)
+def vdot(y, a, b):
+    # real operands: the sum of the flattened products (complex ones would be conjugated)
+    d[a] = d[y] * xp.reshape(b, a.shape)
+    d[b] = d[y] * xp.reshape(a, b.shape)
 
 
 @adjoint(np.outer)
@@ -46,6 +56,13 @@ def inner(y, a, b):
 def einsum(y, subscripts, *operands):
     for i, x in enumerate(operands):
         d[x] = grad_einsum(subscripts, d[y], operands, i)
+
+
+@adjoint(np.linalg.multi_dot)
+def multi_dot(y, arrays):
+    # a chain of products is one einsum; NumPy's choice of order does not change it
+    for i, x in enumerate(arrays):
+        d[x] = grad_einsum(chain_subscripts(arrays), d[y], arrays, i)
 
 
 @adjoint(np.tensordot)
@@ -115,17 +132,48 @@ def det(y, a):
     d[a] = xp.expand_dims(xp.expand_dims(d[y] * y, -1), -1) * xp.swapaxes(xp.linalg.inv(a), -1, -2)
 
 
+@adjoint(np.linalg.matrix_power)
+def matrix_power(y, a, n):
+    # the gradient is the Fréchet derivative of X**n at X = a.T along the incoming
+    # gradient: the upper right block of [[a.T, g], [0, a.T]]**n (negative n included)
+    block = upper_block(xp.swapaxes(a, -1, -2), d[y])
+    d[a] = upper_right(xp.linalg.matrix_power(block, n))
+
+
 @adjoint(np.linalg.norm)
-def norm(y, x, *, axis=None, keepdims=False):
-    # the 2-norm of vectors or Frobenius norm of matrices along axis; another ord (a
-    # positional second argument included) does not fit this signature: a clear error
-    # a zero norm has x == 0 along the axis: the subgradient 0 there
-    d[x] = keep_reduced(d[y] / unit_if_zero(y), x, axis, keepdims) * x
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    # the 2-norm of vectors or Frobenius norm of matrices along axis in operations that
+    # differentiate again to any order (a zero norm has x == 0 along the axis: the
+    # subgradient 0 there); another ord through the slope of each slice's norm
+    d[x] = (
+        keep_reduced(d[y] / unit_if_zero(y), x, axis, keepdims) * x
+        if ord in (None, "fro")
+        else keep_reduced(d[y], x, norm_axes(x, axis), keepdims) * norm_slope(x, ord, axis)
+    )
 
 
-@adjoint(np.trace)
-def trace(y, x):
-    d[x] = d[y] * xp.eye(x.shape[0], x.shape[1], dtype=x.dtype)
+@adjoint(np.linalg.vector_norm)
+def vector_norm(y, x, axis=None, keepdims=False, ord=2):
+    d[x] = keep_reduced(d[y], x, norm_axes(x, axis, "vector"), keepdims) * (
+        x / keep_reduced(unit_if_zero(y), x, norm_axes(x, axis, "vector"), keepdims)
+        if ord == 2
+        else norm_slope(x, ord, axis, "vector")
+    )
+
+
+@adjoint(np.linalg.matrix_norm)
+def matrix_norm(y, x, keepdims=False, ord="fro"):
+    d[x] = keep_reduced(d[y], x, (-2, -1), keepdims) * (
+        x / keep_reduced(unit_if_zero(y), x, (-2, -1), keepdims)
+        if ord == "fro"
+        else norm_slope(x, ord, None, "matrix")
+    )
+
+
+@adjoint(np.trace, Method("trace"))
+def trace(y, x, offset=0, axis1=0, axis2=1):
+    ones = xp.ones_like(xp.diagonal(x, offset, axis1, axis2))
+    d[x] = undiagonal(xp.expand_dims(d[y], -1) * ones, x, offset, axis1, axis2)
 
 
 @adjoint(np.diagonal, Method("diagonal"))
@@ -171,6 +219,12 @@ def dot_tangent(y, a, b):
     d[y] = xp.dot(a, d[b])
 
 
+@tangent(np.vdot)
+def vdot_tangent(y, a, b):
+    d[y] = xp.vdot(d[a], b)
+    d[y] = xp.vdot(a, d[b])
+
+
 @tangent(np.outer)
 def outer_tangent(y, a, b):
     d[y] = xp.outer(d[a], b)
@@ -188,6 +242,12 @@ def einsum_tangent(y, subscripts, *operands):
     # product rule: one term per operand, that operand replaced by its tangent
     for i, x in enumerate(operands):
         d[y] = einsum_replacing(subscripts, operands, i, d[x])
+
+
+@tangent(np.linalg.multi_dot)
+def multi_dot_tangent(y, arrays):
+    for i, x in enumerate(arrays):
+        d[y] = einsum_replacing(chain_subscripts(arrays), arrays, i, d[x])
 
 
 @tangent(np.tensordot)
@@ -249,14 +309,37 @@ def det_tangent(y, a):
     d[y] = y * xp.sum(xp.swapaxes(xp.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
 
 
+@tangent(np.linalg.matrix_power)
+def matrix_power_tangent(y, a, n):
+    d[y] = upper_right(xp.linalg.matrix_power(upper_block(a, d[a]), n))
+
+
 @tangent(np.linalg.norm)
-def norm_tangent(y, x, *, axis=None, keepdims=False):
-    d[y] = xp.sum(x * d[x], axis=axis, keepdims=keepdims) / unit_if_zero(y)
+def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
+    d[y] = (
+        xp.sum(x * d[x], axis=axis, keepdims=keepdims) / unit_if_zero(y)
+        if ord in (None, "fro")
+        else xp.sum(d[x] * norm_slope(x, ord, axis), axis=norm_axes(x, axis), keepdims=keepdims)
+    )
 
 
-@tangent(np.trace)
-def trace_tangent(y, x):
-    d[y] = xp.trace(d[x])
+@tangent(np.linalg.vector_norm)
+def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
+    d[y] = xp.sum(
+        d[x] * norm_slope(x, ord, axis, "vector"),
+        axis=norm_axes(x, axis, "vector"),
+        keepdims=keepdims,
+    )
+
+
+@tangent(np.linalg.matrix_norm)
+def matrix_norm_tangent(y, x, keepdims=False, ord="fro"):
+    d[y] = xp.sum(d[x] * norm_slope(x, ord, None, "matrix"), axis=(-2, -1), keepdims=keepdims)
+
+
+@tangent(np.trace, Method("trace"))
+def trace_tangent(y, x, offset=0, axis1=0, axis2=1):
+    d[y] = xp.trace(d[x], offset, axis1, axis2)
 
 
 @tangent(np.diagonal, Method("diagonal"))
@@ -287,3 +370,69 @@ def pinv_tangent(y, a, rcond=None, *, rtol=None):
         + right @ xp.swapaxes(d[a], -1, -2) @ yt @ y
         - y @ d[a] @ y
     )
+
+
+# ---- the helpers of these rules, so that their derivatives differentiate again: the
+# blocks of matrix_power are linear maps, each other's adjoints ----
+
+nondifferentiable(chain_subscripts)
+
+
+@adjoint(upper_block)
+def upper_block_adjoint(m, a, e):
+    d[a] = diagonal_blocks(d[m])
+    d[e] = unbroadcast(upper_right(d[m]), e)
+
+
+@tangent(upper_block)
+def upper_block_tangent(m, a, e):
+    d[m] = upper_block(d[a], d[e])
+
+
+@adjoint(upper_right)
+def upper_right_adjoint(r, m):
+    d[m] = upper_block(0.0 * d[r], d[r])
+
+
+@tangent(upper_right)
+def upper_right_tangent(r, m):
+    d[r] = upper_right(d[m])
+
+
+@adjoint(diagonal_blocks)
+def diagonal_blocks_adjoint(r, m):
+    d[m] = upper_block(d[r], 0.0 * d[r])
+
+
+@tangent(diagonal_blocks)
+def diagonal_blocks_tangent(r, m):
+    d[r] = diagonal_blocks(d[m])
+
+
+# ---- norms other than the 2-norm: the slope's derivative is each slice's Hessian
+# (symmetric) applied to a direction, linear in it; the Hessian's own derivative (a third
+# derivative) is refused when it is reached, and 0 for the piecewise linear norms ----
+
+nondifferentiable(norm_axes, norm_third)
+
+
+@adjoint(norm_curvature)
+def norm_curvature_adjoint(r, t, x, ord=None, axis=None, kind="norm"):
+    d[t] = norm_curvature(d[r], x, ord, axis, kind)
+    d[x] = norm_third(d[r], t, x, ord, axis, kind)
+
+
+@tangent(norm_curvature)
+def norm_curvature_tangent(r, t, x, ord=None, axis=None, kind="norm"):
+    d[r] = norm_curvature(d[t], x, ord, axis, kind)
+    d[r] = norm_third(t, d[x], x, ord, axis, kind)
+
+
+@adjoint(norm_slope)
+def norm_slope_adjoint(w, x, ord=None, axis=None, kind="norm"):
+    d[x] = norm_curvature(d[w], x, ord, axis, kind)
+
+
+@tangent(norm_slope)
+def norm_slope_tangent(w, x, ord=None, axis=None, kind="norm"):
+    d[w] = norm_curvature(d[x], x, ord, axis, kind)

@@ -1,5 +1,6 @@
-"""Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std, and the
-cumulative cumsum and cumprod."""
+"""Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std, their
+NaN-ignoring forms (no gradient at NaN entries), median, quantile, percentile, average, and
+the cumulative cumsum and cumprod."""
 
 import numpy as np
 
@@ -7,11 +8,13 @@ from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
 from srcad.runtime.accumulate import (
     count,
     extremum_share,
+    keep_reduced,
     prod_others,
     uncumsum,
     unit_if_zero,
     unreduce,
 )
+from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
 
 @adjoint(np.sum, Method("sum"))
@@ -47,6 +50,78 @@ def std(y, x, axis=None, ddof=0, keepdims=False):
     # zero spread (one element, or all equal): centred is 0 there, and so the subgradient
     scale = d[y] / ((count(x, axis) - ddof) * unit_if_zero(y))
     d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * centred
+
+
+# ---- NaN-ignoring reductions: NaN entries are left out, and get no gradient (as JAX);
+# ddof and keepdims by keyword only (NumPy's dtype and out come before them) ----
+
+
+@adjoint(np.nansum)
+def nansum(y, x, axis=None, *, keepdims=False):
+    d[x] = xp.where(xp.isnan(x), 0.0, unreduce(d[y], x, axis=axis, keepdims=keepdims))
+
+
+@adjoint(np.nanmax, np.nanmin)
+def nanmax(y, x, axis=None, *, keepdims=False):
+    # NaN entries never equal the max: their share is 0
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * extremum_share(x, y, axis, keepdims)
+
+
+@adjoint(np.nanmean)
+def nanmean(y, x, axis=None, *, keepdims=False):
+    n = xp.sum(~xp.isnan(x), axis=axis, keepdims=True)
+    d[x] = xp.where(xp.isnan(x), 0.0, unreduce(d[y], x, axis=axis, keepdims=keepdims) / n)
+
+
+@adjoint(np.nanprod)
+def nanprod(y, x, axis=None, *, keepdims=False):
+    others = prod_others(xp.where(xp.isnan(x), 1.0, x), axis)
+    d[x] = xp.where(xp.isnan(x), 0.0, unreduce(d[y], x, axis=axis, keepdims=keepdims) * others)
+
+
+@adjoint(np.nanvar)
+def nanvar(y, x, axis=None, *, ddof=0, keepdims=False):
+    kept = ~xp.isnan(x)
+    centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
+    scale = 2 / (xp.sum(kept, axis=axis, keepdims=True) - ddof)
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * scale * centred
+
+
+@adjoint(np.nanstd)
+def nanstd(y, x, axis=None, *, ddof=0, keepdims=False):
+    kept = ~xp.isnan(x)
+    centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
+    spread = (xp.sum(kept, axis=axis, keepdims=True) - ddof) * keep_reduced(
+        unit_if_zero(y), x, axis, keepdims
+    )
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * centred / spread
+
+
+# ---- order statistics: near any input a fixed weighted sum of entries ----
+
+
+@adjoint(np.quantile)
+def quantile(y, x, q, axis=None, *, method="linear", keepdims=False):
+    d[x] = quantile_grad(d[y], x, q, axis, keepdims, method)
+
+
+@adjoint(np.percentile)
+def percentile(y, x, q, axis=None, *, method="linear", keepdims=False):
+    d[x] = quantile_grad(d[y], x, q, axis, keepdims, method, True)
+
+
+@adjoint(np.median)
+def median(y, x, axis=None, *, keepdims=False):
+    d[x] = quantile_grad(d[y], x, 0.5, axis, keepdims)
+
+
+@adjoint(np.average)
+def average(y, a, axis=None, weights=None, *, keepdims=False):
+    # y = sum(a w) / sum(w): dy/da = w / sum(w), dy/dw = (a - y) / sum(w)
+    w = spread_weights(weights, a, axis)
+    g = keep_reduced(d[y], a, axis, keepdims) / xp.sum(w, axis=axis, keepdims=True)
+    d[a] = g * w
+    d[weights] = gather_weights(g * (a - keep_reduced(y, a, axis, keepdims)), weights, a, axis)
 
 
 @adjoint(np.cumsum, Method("cumsum"))
@@ -139,3 +214,116 @@ def cumprod_tangent(y, x, axis=None):
         * first
         * xp.sum(xp.reshape(d[x], y.shape) * at_second, axis=axis, keepdims=True)
     )
+
+
+@tangent(np.nansum)
+def nansum_tangent(y, x, axis=None, *, keepdims=False):
+    d[y] = xp.sum(xp.where(xp.isnan(x), 0.0, d[x]), axis=axis, keepdims=keepdims)
+
+
+@tangent(np.nanmax, np.nanmin)
+def nanmax_tangent(y, x, axis=None, *, keepdims=False):
+    share = extremum_share(x, y, axis, keepdims)
+    d[y] = xp.sum(xp.where(xp.isnan(x), 0.0, d[x]) * share, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.nanmean)
+def nanmean_tangent(y, x, axis=None, *, keepdims=False):
+    n = xp.sum(~xp.isnan(x), axis=axis, keepdims=keepdims)
+    d[y] = xp.sum(xp.where(xp.isnan(x), 0.0, d[x]), axis=axis, keepdims=keepdims) / n
+
+
+@tangent(np.nanprod)
+def nanprod_tangent(y, x, axis=None, *, keepdims=False):
+    others = prod_others(xp.where(xp.isnan(x), 1.0, x), axis)
+    d[y] = xp.sum(xp.where(xp.isnan(x), 0.0, d[x] * others), axis=axis, keepdims=keepdims)
+
+
+@tangent(np.nanvar)
+def nanvar_tangent(y, x, axis=None, *, ddof=0, keepdims=False):
+    kept = ~xp.isnan(x)
+    centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
+    scale = 2 / (xp.sum(kept, axis=axis, keepdims=keepdims) - ddof)
+    d[y] = xp.sum(xp.where(kept, d[x], 0.0) * centred, axis=axis, keepdims=keepdims) * scale
+
+
+@tangent(np.nanstd)
+def nanstd_tangent(y, x, axis=None, *, ddof=0, keepdims=False):
+    kept = ~xp.isnan(x)
+    centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
+    spread = (xp.sum(kept, axis=axis, keepdims=keepdims) - ddof) * unit_if_zero(y)
+    d[y] = xp.sum(xp.where(kept, d[x], 0.0) * centred, axis=axis, keepdims=keepdims) / spread
+
+
+@tangent(np.quantile)
+def quantile_tangent(y, x, q, axis=None, *, method="linear", keepdims=False):
+    d[y] = quantile_jvp(d[x], x, q, axis, keepdims, method)
+
+
+@tangent(np.percentile)
+def percentile_tangent(y, x, q, axis=None, *, method="linear", keepdims=False):
+    d[y] = quantile_jvp(d[x], x, q, axis, keepdims, method, True)
+
+
+@tangent(np.median)
+def median_tangent(y, x, axis=None, *, keepdims=False):
+    d[y] = quantile_jvp(d[x], x, 0.5, axis, keepdims)
+
+
+@tangent(np.average)
+def average_tangent(y, a, axis=None, weights=None, *, keepdims=False):
+    w = spread_weights(weights, a, axis)
+    total = xp.sum(w, axis=axis, keepdims=keepdims)
+    d[y] = xp.sum(d[a] * w, axis=axis, keepdims=keepdims) / total
+    d[y] = (
+        xp.sum(
+            spread_weights(d[weights], a, axis) * (a - keep_reduced(y, a, axis, keepdims)),
+            axis=axis,
+            keepdims=keepdims,
+        )
+        / total
+    )
+
+
+# ---- the helpers of these rules: linear in their first argument, each other's adjoints;
+# the quantile's weights are piecewise constant in x (no derivative through them) ----
+
+
+@adjoint(quantile_grad, static=("x",))
+def quantile_grad_adjoint(r, g, x, q, axis=None, keepdims=False, method="linear", percent=False):
+    d[g] = quantile_jvp(d[r], x, q, axis, keepdims, method, percent)
+
+
+@tangent(quantile_grad, static=("x",))
+def quantile_grad_tangent(r, g, x, q, axis=None, keepdims=False, method="linear", percent=False):
+    d[r] = quantile_grad(d[g], x, q, axis, keepdims, method, percent)
+
+
+@adjoint(quantile_jvp, static=("x",))
+def quantile_jvp_adjoint(r, t, x, q, axis=None, keepdims=False, method="linear", percent=False):
+    d[t] = quantile_grad(d[r], x, q, axis, keepdims, method, percent)
+
+
+@tangent(quantile_jvp, static=("x",))
+def quantile_jvp_tangent(r, t, x, q, axis=None, keepdims=False, method="linear", percent=False):
+    d[r] = quantile_jvp(d[t], x, q, axis, keepdims, method, percent)
+
+
+@adjoint(spread_weights, static=("a",))
+def spread_weights_adjoint(r, weights, a, axis=None):
+    d[weights] = gather_weights(d[r], weights, a, axis)
+
+
+@tangent(spread_weights, static=("a",))
+def spread_weights_tangent(r, weights, a, axis=None):
+    d[r] = spread_weights(d[weights], a, axis)
+
+
+@adjoint(gather_weights, static=("weights", "a"))
+def gather_weights_adjoint(r, g, weights, a, axis=None):
+    d[g] = spread_weights(d[r], a, axis)
+
+
+@tangent(gather_weights, static=("weights", "a"))
+def gather_weights_tangent(r, g, weights, a, axis=None):
+    d[r] = gather_weights(d[g], weights, a, axis)

@@ -155,6 +155,20 @@ def inverse_axes(axes: Any) -> Any:
     return tuple(sorted(range(n), key=lambda i: axes[i] % n))
 
 
+def seed_like(y: Any, name: str) -> Any:
+    """The cotangent a gradient starts from: ``1.0`` for a number or a 0-d array, ones for
+    an array of one element (shape ``(1,)``, ``(1, 1)``); any other output has no gradient."""
+    shape = _shape(y)
+    if not shape:
+        return 1.0
+    if all(n == 1 for n in shape):
+        return array_namespace(y).ones_like(y)
+    raise TypeError(
+        f"grad needs a function with a scalar output; {name} returned shape {shape}. "
+        "Use srcad.vjp or srcad.jacobian for non-scalar outputs"
+    )
+
+
 def zeros_like(x: Any) -> Any:
     """A zero gradient for ``x``: ``0.0`` for a Python number, ``[None, ...]`` for a list,
     else a zero array."""
@@ -591,6 +605,8 @@ def cast_gradient(g: Any, like: Any, other: Any) -> Any:
     kinds = [getattr(getattr(x, "dtype", None), "kind", "f") for x in (like, other)]
     if any(kind in "biu" for kind in kinds):
         return xp.zeros(tuple(like.shape), dtype=like.dtype if kinds[0] == "f" else float)
+    if not hasattr(like, "dtype"):
+        return g  # a Python number: kept_dtype left it as it was
     g = xp.asarray(g)
     return xp.astype(g, like.dtype) if g.dtype != like.dtype else g
 

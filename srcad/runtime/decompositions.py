@@ -111,3 +111,14 @@ def split_axis(x: Any, kind: str) -> int:
     if kind == "h":
         return 1 if x.ndim > 1 else 0
     return 0 if kind == "v" else 2
+
+
+def qr_factor(r: Any, mode: str = "reduced") -> Any:
+    """``r`` itself, once it is known to be square: srcad differentiates the reduced QR of a
+    square or tall matrix only (a wide one's ``q`` does not determine the extra columns)."""
+    if mode not in ("reduced", "complete") or r.ndim < 2 or r.shape[-2] != r.shape[-1]:
+        raise ValueError(
+            "srcad differentiates np.linalg.qr in mode='reduced' of square or tall matrices "
+            f"only (got mode={mode!r} and r of shape {tuple(r.shape)})"
+        )
+    return r

@@ -21,7 +21,7 @@ from typing import Any
 from srcad.errors import ExportError
 from srcad.runtime import backend, exported
 from srcad.standalone import names, values
-from srcad.transform.calls import CallVJP, CustomCall, CustomVJP, MethodVJP
+from srcad.transform.calls import CallVJP, CustomCall, CustomVJP, FlatCall, MethodVJP
 from srcad.transform.freshness import check_source
 
 MISSING = object()
@@ -317,7 +317,7 @@ class ModuleWriter:
         label = f"{handle.func.__qualname__} ({_location(handle.func)})"
         self.sources.setdefault(label, user_source(handle.func, label))
         text = gen.source
-        if not handle.structures:
+        if not handle.structures or _defaults_follow_containers(handle):
             text = with_defaults(text, gen.function.__name__, handle.func, label)
         defs = self.generated(text, gen.function.__globals__, ("gen", id(gen)), label)
         self.keep(gen)
@@ -420,6 +420,16 @@ def user_source(func: Callable, label: str) -> str:
             f"{label} has decorators; export copies plain functions (the decorators would be lost)"
         )
     return text
+
+
+def _defaults_follow_containers(handle: CallVJP) -> bool:
+    """Whether the parameters given defaults all come after those a :class:`FlatCall`
+    passes leaf by leaf, so that they keep their places in the generated function."""
+    if not isinstance(handle.obj, FlatCall):
+        return False  # *args packed into a tuple: the defaults come before its leaves
+    count = handle.func.__code__.co_argcount
+    defaults = len(handle.func.__defaults__ or ())
+    return all(k < count - defaults for k, _ in handle.structures)
 
 
 def with_defaults(text: str, name: str, func: Callable, where: str) -> str:

@@ -174,8 +174,71 @@ class CustomCall:
         return tuple(grads[k] for k in self.wrt)
 
 
+class FlatCall:
+    """A user function called with some arguments given leaf by leaf: ``structures`` pairs
+    argument positions with the pytree structure each had (a parameter container, or a
+    display holding parts of one, that srcad expanded into one variable per leaf).
+
+    ``FlatCall(f, ((0, treedef),))(W1, b1, W2, b2, x)`` is ``f([(W1, b1), (W2, b2)], x)``;
+    derivative handles transform ``f`` for those structures, so the gradients (tangents)
+    also travel leaf by leaf.
+    """
+
+    def __init__(self, fun: Callable, structures: tuple, count: int) -> None:
+        self.fun = fun
+        self.structures = structures
+        #: how many positional arguments the user's call passes
+        self.count = count
+        self.__name__ = getattr(fun, "__name__", "f")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+        self._counts = {k: len(pytree.paths(treedef)) for k, treedef in structures}
+
+    def groups(self, args: list) -> list[list]:
+        """``args`` as given (flat), grouped by the argument each belongs to."""
+        out: list[list] = []
+        start = 0
+        for k in range(self.count):
+            size = self._counts.get(k, 1)
+            out.append(list(args[start : start + size]))
+            start += size
+        if start != len(args):
+            raise TypeError(f"{self.__qualname__} was called with {len(args)} flat arguments")
+        return out
+
+    def regroup(self, args: tuple) -> tuple:
+        """The arguments as the user's function takes them, containers rebuilt."""
+        treedefs = dict(self.structures)
+        return tuple(
+            pytree.unflatten(treedefs[k], group) if k in treedefs else group[0]
+            for k, group in enumerate(self.groups(args))
+        )
+
+    def flatten(self, positional: tuple) -> tuple:
+        """The positional arguments as the transformed function takes them: each container
+        leaf by leaf (a leaf that is itself a container at run time is refused)."""
+        out = list(positional)
+        for k, treedef in sorted(self.structures, reverse=True):
+            leaves, found = pytree.flatten(out[k])
+            if found != treedef:
+                raise TypeError(
+                    f"argument {k} of {self.__qualname__} has another structure at run time "
+                    "than srcad specialized the call for: pass a variable holding a "
+                    "container as a container display of its parts instead"
+                )
+            out[k : k + 1] = leaves
+        return tuple(out)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*self.regroup(args), **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<srcad.FlatCall of {self.__qualname__} for arguments {sorted(self._counts)}>"
+
+
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
+    if isinstance(obj, FlatCall):
+        return obj.fun, (), {}  # its handles rebuild and flatten the containers
     module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
     if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
@@ -298,6 +361,20 @@ class _CallHandle:
             self._masked = type(self)(self.obj, wrt, self.structures, zero_safe=True)
         return self._masked
 
+    def arguments(
+        self, args: tuple, kwargs: dict, signature: inspect.Signature | None = None
+    ) -> tuple[tuple, dict]:
+        """What the generated function takes for the call ``obj(*args, **kwargs)``
+        (:func:`call_arguments`; a :class:`FlatCall`'s containers rebuilt for that, then
+        passed on leaf by leaf)."""
+        flat = self.obj if isinstance(self.obj, FlatCall) else None
+        if flat is not None:
+            args = flat.regroup(args)
+        args, kwargs = call_arguments(
+            self.func, (*self.args, *args), {**self.kwargs, **kwargs}, signature
+        )
+        return (flat.flatten(args) if flat is not None else args), kwargs
+
     def generated(self) -> Any:
         """The callee's compiled derivative, transformed again when stale."""
         gen = self._generated
@@ -318,7 +395,7 @@ class CallVJP(_CallHandle):
         """``(value, residuals)`` of the call."""
         if not recursion.inside():
             return recursion.deep_call(self.func.__name__, self.forward, *args, **kwargs)
-        args, kwargs = call_arguments(self.func, (*self.args, *args), {**self.kwargs, **kwargs})
+        args, kwargs = self.arguments(args, kwargs)
         return self.generated().function(*args, **kwargs)
 
     def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
@@ -353,9 +430,7 @@ class CallJVP(_CallHandle):
         """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
         if not recursion.inside():
             return recursion.deep_call(self.func.__name__, self, tangents, *args, **kwargs)
-        args, kwargs = call_arguments(
-            self.func, (*self.args, *args), {**self.kwargs, **kwargs}, self.signature.get()
-        )
+        args, kwargs = self.arguments(args, kwargs, self.signature.get())
         return self.generated().function(*args, *tangents, **kwargs)
 
     def __repr__(self) -> str:

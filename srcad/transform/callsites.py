@@ -23,6 +23,7 @@ from srcad.transform.calls import (
     CustomJVP,
     CustomJVPCall,
     CustomVJP,
+    FlatCall,
     MethodVJP,
     user_callee,
 )
@@ -133,6 +134,8 @@ def differentiated_arguments(
     """For a call to a user function: the differentiated parameter indices (not counting
     arguments a partial or bound method supplies), the argument nodes passed to them, and
     the pytree structure that packs ``*args`` when the callee has them."""
+    if isinstance(op.callee, FlatCall):
+        return _flat_call_arguments(op, source, activity, where)
     func, leading, _ = user_callee(op.callee)
     signature = inspect.signature(func)
     params = [
@@ -170,6 +173,38 @@ def differentiated_arguments(
         wrt.append(params.index(name) - len(leading))
         arguments.append(value)
     return wrt, arguments, structures
+
+
+def _flat_call_arguments(
+    op: Op, source: Source, activity: Activity, where: gast.AST
+) -> tuple[list[int], list[gast.expr], tuple]:
+    """:func:`differentiated_arguments` for a call passing containers leaf by leaf (a plain
+    function's): a container is differentiated as a whole, every leaf passed on, when any
+    leaf is."""
+    flat: FlatCall = op.callee
+    params = [
+        p.name
+        for p in inspect.signature(flat.fun).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    given = list(enumerate(flat.groups(op.args)))
+    for name, node in op.keywords.items():
+        if not operand_names(node) & activity.varied:
+            continue
+        if name not in params:
+            raise source.error(
+                f"{op.label}: a differentiable value passed as '*' or keyword-only "
+                f"argument '{name}' is not supported yet",
+                where,
+            )
+        given.append((params.index(name), [node]))
+    wrt: list[int] = []
+    arguments: list[gast.expr] = []
+    for index, group in sorted(given, key=lambda entry: entry[0]):
+        if any(operand_names(node) & activity.varied for node in group):
+            wrt.append(index)
+            arguments.extend(group)
+    return wrt, arguments, flat.structures
 
 
 def identifier(name: str) -> str:

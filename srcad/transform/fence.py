@@ -44,6 +44,11 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
+            if isinstance(node, gast.Starred) and isinstance(node.ctx, gast.Store):
+                message = (
+                    "starred unpacking ('a, *rest = x') is not supported; index and slice "
+                    "instead ('a = x[0]; rest = x[1:]')"
+                )
             if message is not None:
                 raise source.error(message, node)
             _check_node(node, source)

@@ -374,7 +374,7 @@ class _Forward:
             zeros = [build.assign(self.tangent(n), self.zeros(build.load(n))) for n in names]
             return [stmt, *map(_generated, zeros)]
         try:
-            bound = bind(rule, op.args, op.keywords)
+            bound = bind(rule, op.args, op.keywords, op.callee)
             body = instantiate(
                 rule, [build.load(n) for n in names], bound, self.namer, self.xp_name
             )

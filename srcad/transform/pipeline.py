@@ -32,6 +32,9 @@ from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
+from srcad.transform.normalize.sequences import stack_literals
+from srcad.transform.normalize.tuples import split_tuples
+from srcad.transform.normalize.unpacking import lower_unpacking, pick_results
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.ops import popped_names
 from srcad.transform.optimize import optimize
@@ -74,6 +77,8 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
+    tree = stack_literals(tree, source, namer)
+    tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
     tree = fence(tree, source)
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
@@ -85,6 +90,7 @@ def normalize(
     else:
         split_outputs(tree, source, namer, allowed=outputs)
     tree = desugar_loops(tree, source, namer)
+    tree = lower_unpacking(pick_results(tree, source, namer), source, namer)
     tree = lower_jumps(tree, namer)
     tree = anf(tree, namer)
     return rename(tree, namer, source.lists, popped_names(tree.body, source, local_names(tree)))

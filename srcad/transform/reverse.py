@@ -1163,7 +1163,13 @@ def reverse(
         )
         setanno(new, "returns_value", with_value)
         new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
-        seed_line = _generated(build.assign(seed, build.const(1.0)))
+        seed_value: gast.expr = build.const(1.0)
+        if not with_value and facts is None:
+            # no caller sees the value to check it is a scalar (a gradient differentiated
+            # again): the code checks, and starts an output of one element from ones
+            helper = namer.bind_global(accumulate.seed_like, "seed_like")
+            seed_value = build.call(helper, build.load(output), build.const(source.name))
+        seed_line = _generated(build.assign(seed, seed_value))
         result = build.tuple_([value_expr, grads_expr]) if with_value else grads_expr
         if not with_value and output not in activity.varied:
             # a gradient returned without the value: a value that does not vary may be None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any
 
 import gast
+import numpy as np
 
 from srcad.adjoints.registry import Rule
 from srcad.transform import build
@@ -21,8 +23,15 @@ class TemplateError(ValueError):
     """An op's arguments do not fit its adjoint template."""
 
 
-def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> dict[str, Any]:
-    """Match an op's operand nodes to the template's parameters, filling in defaults."""
+def bind(
+    rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr], callee: Any = None
+) -> dict[str, Any]:
+    """Match an op's operand nodes to the template's parameters, filling in defaults.
+
+    With ``callee`` (the library function called), its optional parameters given by
+    position are matched by *its* names: ``np.var(x, 0, None, None, 1)`` gives ddof=1,
+    where the template's order ``(x, axis, ddof)`` would take ``None`` for ddof."""
+    args, keywords = _by_library_names(callee, rule, args, keywords)
     try:
         bound = rule.signature.bind(*args, **keywords)
     except TypeError as exc:
@@ -44,6 +53,52 @@ def bind(rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]) -> d
     return result
 
 
+def _by_library_names(
+    callee: Any, rule: Rule, args: list[gast.expr], keywords: dict[str, gast.expr]
+) -> tuple[list[gast.expr], dict[str, gast.expr]]:
+    """``args`` past the operands as keywords named by ``callee``'s own signature (see
+    :func:`bind`); an optional one the template does not take is refused, unless it is
+    written as its default (``np.max(x, 0, None)``: ``out=None``)."""
+    signature = _library_signature(callee)
+    if signature is None:
+        return args, keywords
+    params = list(signature.parameters.values())
+    kept: list[gast.expr] = []
+    named = dict(keywords)
+    naming = False  # past the first optional parameter: every later one by its name
+    for k, arg in enumerate(args):
+        param = params[k] if k < len(params) else None
+        optional = (
+            param is not None
+            and param.kind is param.POSITIONAL_OR_KEYWORD
+            and param.default is not param.empty
+        )
+        if not optional and not naming:
+            kept.append(arg)
+            continue
+        if param is None or param.kind is not param.POSITIONAL_OR_KEYWORD:
+            raise TemplateError(f"too many positional arguments ({len(args)})")
+        naming = True
+        if param.name in rule.signature.parameters:
+            if param.name in named:
+                raise TemplateError(f"multiple values for argument '{param.name}'")
+            named[param.name] = arg
+        elif not (isinstance(arg, gast.Constant) and arg.value is param.default is None):
+            raise TemplateError(f"its argument '{param.name}' (position {k}) is not supported")
+    return kept, named
+
+
+def _library_signature(callee: Any) -> inspect.Signature | None:
+    """The signature of a NumPy/SciPy function (not a ufunc, not a method), if readable."""
+    module = getattr(callee, "__module__", None) or ""
+    if not module.startswith(("numpy", "scipy")) or isinstance(callee, np.ufunc):
+        return None
+    try:
+        return inspect.signature(callee)
+    except (TypeError, ValueError):
+        return None
+
+
 def rule_operands(
     rule: Rule | None, op: Any, source: Any, where: gast.AST, tangent: bool = False
 ) -> dict[str, Any]:
@@ -61,7 +116,7 @@ def rule_operands(
         message = no_rule(op, tangent) + missing_rule_hint(op.callee)
         raise source.error(message, where, NoAdjointError)
     try:
-        return bind(rule, op.args, op.keywords)
+        return bind(rule, op.args, op.keywords, op.callee)
     except TemplateError as exc:
         raise source.error(
             f"{op.label}: arguments not supported for differentiation ({exc})", where
@@ -81,7 +136,10 @@ def result_names(
         or len(names) != len(target.elts)
         or (not rule.variadic and len(names) != len(rule.results))
     ):
-        raise source.error(f"{label} returns several values: unpack them into as many names", where)
+        message = f"{label} returns several values: unpack them into as many names"
+        if rule.variadic:
+            message += ", or pick one of a constant number of pieces (np.split(x, 3)[k])"
+        raise source.error(message, where)
     reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
     if set(names) & reads:
         raise source.error(f"{label}: its results must not overwrite its operands", where)

@@ -114,6 +114,8 @@ FAMILIES = {
     "array output", "pair output", "rebinding after zero-trip loop or if",
     "rebound defaults and closures", "helpers returning an argument",
     "second order of in-place updates", "second order of lists", "second order of helpers",
+    "pytree nested", "loops over sub-trees", "sub-trees passed whole",
+    "sub-trees bound on two paths", "positional reduction options",
 }  # fmt: skip
 
 
@@ -123,7 +125,9 @@ class Spec:
 
     shape: tuple[int, ...]
     y: str = "row"  # "row" (n,), "float" (a Python float), "0d" (a 0-d array)
-    pytree: str = ""  # "" f(x, y, w); "dict" f(p, w), p = {"x": x, "y": y}; "tuple" p = (x, y)
+    # "" f(x, y, w); "dict" f(p, w), p = {"x": x, "y": y}; "tuple" p = (x, y);
+    # "nested" p = {"in": [x, y]}
+    pytree: str = ""
     output: str = "scalar"  # "scalar", "array" (shaped like x), "pair" (scalar, array)
     float32: bool = False
     nan: bool = False  # NaN/inf on an untaken side of np.where (invalid values are legal)
@@ -163,12 +167,15 @@ class ProgramWriter:
             self.constructs.add("length-1 axes")
         y = rng.choice(["row"] * 4 + ["float", "0d"])
         pytree = "" if second_order else rng.choice([""] * 6 + ["dict", "tuple"])
+        if pytree == "dict" and rng.random() < 0.5:
+            pytree = "nested"  # p = {"in": [x, y]}: sub-trees iterated and passed whole
         output = "scalar" if second_order else rng.choice(["scalar"] * 3 + ["array", "pair"])
         float32 = not second_order and rng.random() < 0.15
         self.spec = Spec(self.shape, y, pytree, output, float32)
         for flag, name in [
             (y == "float", "python float y"), (y == "0d", "0-d y"),
             (pytree == "dict", "pytree dict"), (pytree == "tuple", "pytree tuple"),
+            (pytree == "nested", "pytree nested"),
             (output == "array", "array output"), (output == "pair", "pair output"),
             (float32, "float32"),
         ]:  # fmt: skip
@@ -193,8 +200,13 @@ class ProgramWriter:
                     (f"{name}[..., {col}:{col + 1}]", False),
                     (f"np.sum({name}, axis=0)", False),
                     (f"np.mean({name}, axis=-1, keepdims=True)", False),
+                    # options by position, bound by NumPy's names (dtype and out first)
+                    (f"np.mean({name}, -1, None, None, True)", False),
+                    (f"np.var({name}, -1, None, None, 0, True)", False),
                 ]
             )
+            if ", None, None, " in code:
+                self.constructs.add("positional reduction options")
             if name == "u" and "[" in code and not code.startswith("np."):
                 # a view of u read later, after u is updated, is what the "views" family
                 # writes on purpose; here a copy keeps ordinary expressions simple
@@ -660,12 +672,41 @@ class ProgramWriter:
             return f"np.sum({total}), {total} * 0.5"
         return f"np.sum({total})"
 
+    def sub_trees(self) -> list[str]:
+        """Reads of the sub-tree ``p['in']``: a loop over it, a helper taking it whole, a
+        name bound to different parts of it on two paths (refused: it once read the last)."""
+        lines = []
+        if self.rng.random() < 0.5:
+            self.constructs.add("loops over sub-trees")
+            lines += [
+                "    for k, v in enumerate(p['in']):",
+                "        u = u + v * (0.5 * k + 0.25)",
+            ]
+        if self.rng.random() < 0.5:
+            self.constructs.add("sub-trees passed whole")
+            lines.append("    u = u + tree_dot(p['in'])")
+        if self.rng.random() < 0.2:
+            self.constructs.add("sub-trees bound on two paths")
+            lines += [
+                "    q = p['in']",
+                f"    if {self.threshold(['x', 'u'], -1, 1)}:",
+                "        q = p['in'][::-1]",
+                "    u = u + q[0] * 0.5",
+            ]
+        return lines
+
     def program(self) -> str:
         """The source of a module defining ``f`` and the helpers it may call."""
         if self.spec.pytree == "dict":
             lines = ["def f(p, w):", "    x = p['x']", "    y = p['y']"]
         elif self.spec.pytree == "tuple":
             lines = ["def f(p, w):", "    x, y = p"]
+        elif self.spec.pytree == "nested":
+            lines = ["def f(p, w):"]
+            if self.rng.random() < 0.5:
+                lines.append("    x, y = p['in']")
+            else:
+                lines += ["    x = p['in'][0]", "    y = p['in'][-1]"]
         else:
             lines = ["def f(x, y, w):"]
         lines += [
@@ -674,6 +715,8 @@ class ProgramWriter:
             "    c = x + y",
             "    u = np.sin(x) * y",
         ]
+        if self.spec.pytree == "nested":
+            lines += self.sub_trees()
         if self.mutable:
             lines.append("    outs = [a]")
         body = self.block(["a", "b", "c", "x", "y", "u"], 0, False)
@@ -696,6 +739,8 @@ class ProgramWriter:
             self.constructs.add("rebound defaults and closures")
             self.spec = replace(self.spec, rebind=True)
         helpers = HELPERS + "\n\n" if self.helpers else ""
+        if "sub-trees passed whole" in self.constructs:
+            helpers += "def tree_dot(q):\n    return q[0] * np.cos(q[1])\n\n\n"
         if self.second_order and "helper calls" in self.constructs:
             self.constructs.add("second order of helpers")
         return "import numpy as np\n\n" + helpers + "\n".join(lines) + "\n"

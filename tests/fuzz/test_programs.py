@@ -13,7 +13,8 @@ looser tolerance for a program whose ``Spec`` says so:
 - no argument, tangent or cotangent changes in any call (compared with copies);
 - second order, on every ``SECOND_ORDER_EVERY``-th seed: Hessian-vector products by
   forward-over-reverse and by reverse-over-reverse against finite differences of the
-  gradient (``srcad.check_grad(..., order=2)``).
+  gradient (``srcad.check_grad(..., order=2)``); for a program with an array output, that
+  ``srcad.hvp`` refuses it (or, for one element, is right).
 
 A ``srcad.TransformError`` passes only as a *clear refusal* of something documented as
 unsupported: its message names the program's file and line, and matches ``REFUSALS`` (or
@@ -71,6 +72,8 @@ REFUSALS = [
     r"'\w+' may return the array '\w+' passed to it",
     # dicts srcad cannot follow: made twice, a key that may or may not be there
     r"the dict '\w+' (is assigned more than once|may or may not hold the key)",
+    # a name bound to different parts of a pytree argument on two paths (docs/supported.md)
+    r"'\w+' is bound to different parts of a pytree argument on different paths",
 ]
 # second derivatives still open (xfail(strict=True) in test_regressions.py)
 SECOND_ORDER_REFUSALS = [
@@ -102,6 +105,8 @@ def arguments(spec: Spec, leaves: list, w) -> tuple:
         return {"x": x, "y": y}, w
     if spec.pytree == "tuple":
         return (x, y), w
+    if spec.pytree == "nested":
+        return {"in": [x, y]}, w
     return x, y, w
 
 
@@ -111,6 +116,8 @@ def leaves_of(spec: Spec, results: tuple) -> list:
         return [results[0]["x"], results[0]["y"]]
     if spec.pytree == "tuple":
         return list(results[0])
+    if spec.pytree == "nested":
+        return list(results[0]["in"])
     return list(results[:2])
 
 
@@ -344,6 +351,32 @@ def refused(exc: Exception, patterns: list[str]) -> bool:
     return any(re.search(p, text) for p in patterns)
 
 
+def check_array_output_at_second_order(f, leaves: list, w, seed: int) -> str:
+    """A Hessian-vector product of a program whose output is an array: refused unless the
+    array has one element (then it is the product for that element). Second derivatives
+    once differentiated ``sum(f)`` silently, whatever the output's shape."""
+    x, y = leaves
+    rng = np.random.default_rng(seed + 2)
+    tangents = (like(x, rng), like(y, rng), None)
+    try:
+        with Unchanged("srcad.hvp", x, y, w):
+            product = srcad.hvp(f, (x.copy(), copy.copy(y), w), tangents)
+    except TypeError as exc:
+        if np.size(x) > 1 and "scalar output" in str(exc):
+            return "ok"
+        raise
+    except srcad.TransformError as exc:
+        if refused(exc, SECOND_ORDER_REFUSALS + REFUSALS):
+            return f"refused at second order: {str(exc).splitlines()[0]}"
+        raise
+    assert np.size(x) == 1, "a Hessian-vector product of a function with an array output"
+    value = float(np.sum(f(x.copy(), copy.copy(y), w)))
+    atol = 1e-6 * max(1.0, abs(value))
+    srcad.check_grad(f, x, y, w, wrt=(0, 1), rtol=1e-4, atol=atol, order=2, modes=("fwd",))
+    assert all(p is not None for p in product[:2])
+    return ""
+
+
 def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
     """Checks a program; returns "ok", or "refused: ..." / "refused at second order: ..."
     with the refusal's first line."""
@@ -359,6 +392,10 @@ def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
         if getattr(spec, "rebind", False):  # (specs of older generators lack it)
             with rebound(load(source)):
                 check_first_order(f, spec, leaves, w, seed + 1)
+        if spec.output == "array" and not spec.pytree:
+            refusal = check_array_output_at_second_order(f, leaves, w, seed)
+            if refusal:
+                return refusal
         if order == 2:
             x, y = leaves
             value = float(np.sum(f(x.copy(), copy.copy(y), w)))

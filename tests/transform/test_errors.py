@@ -147,6 +147,7 @@ def test_error_is_raised_again_on_second_call():
 
 def tuple_container(x):
     y = (x, x * 2.0)
+    y = y + (x,)  # a tuple made other than written out: not split into names
     return np.sum(y[0])
 
 

@@ -64,7 +64,11 @@ def read_while_building(x):
 
 
 def list_to_numpy_function(x):
-    return np.sum(np.mean([x, x * 2.0]))
+    return np.sum(np.transpose([x, x * 2.0]))
+
+
+def list_to_a_converting_function(x):
+    return np.sum(np.mean([x, x * 2.0], axis=0) ** 2)  # stacked: np.mean(np.stack([...]))
 
 
 CASES = [
@@ -98,3 +102,7 @@ def test_reading_a_list_while_appending_is_refused():
 def test_list_passed_to_a_numpy_function_is_refused():
     with pytest.raises(srcad.TransformError, match="flows into a list"):
         srcad.grad(list_to_numpy_function)(vec(3))
+
+
+def test_list_passed_to_a_function_that_converts_it_is_stacked():
+    srcad.check_grad(list_to_a_converting_function, vec(3), modes=("rev", "fwd"))

@@ -142,20 +142,32 @@ class Aliases:
         #: names bound to a list, tuple, set or dict on some path / on every path here
         self.maybe_containers: set[str] = set()
         self.containers: set[str] = set()
+        #: names bound to a Python number (immutable: it shares no memory) on some path /
+        #: to anything else on some path
+        self.numbers: set[str] = set()
+        self.non_numbers: set[str] = set()
 
     def others(self, name: str) -> set[str]:
         """Names other than ``name`` that may share its memory."""
         return set(self.links.get(name, ()))
+
+    def is_number(self, name: str) -> bool:
+        """Whether ``name`` holds a Python number on every path that binds it."""
+        return name in self.numbers and name not in self.non_numbers
 
     def assign(self, target: str, value: gast.expr) -> None:
         """Record ``target = value``."""
         # ``a = a[::-1]``: the new ``a`` views what the old one shared memory with
         shared = set()
         for source in held_names(value):
-            shared |= self.others(source) | {source}
+            if not self.is_number(source):
+                shared |= self.others(source) | {source}
         shared.discard(target)
         self._forget(target)
         self.link(target, shared)
+        number = _number(value, self)
+        (self.numbers if number else self.non_numbers).add(target)
+        (self.non_numbers if number else self.numbers).discard(target)
         if is_container(value):
             self.maybe_containers.add(target)
             self.containers.add(target)
@@ -168,7 +180,8 @@ class Aliases:
         memory with): an array stored into the container ``target``."""
         shared = set()
         for name in names:
-            shared |= self.others(name) | {name}
+            if not self.is_number(name):
+                shared |= self.others(name) | {name}
         shared.discard(target)
         if shared:
             self.links.setdefault(target, set()).update(shared)
@@ -181,12 +194,17 @@ class Aliases:
         new.links = {name: set(others) for name, others in self.links.items()}
         new.maybe_containers = set(self.maybe_containers)
         new.containers = set(self.containers)
+        new.numbers = set(self.numbers)
+        new.non_numbers = set(self.non_numbers)
         return new
 
     def merge(self, other: Aliases) -> bool:
         """Add the pairs of ``other`` (another path to the same point); whether any was new."""
         changed = not other.maybe_containers <= self.maybe_containers
+        changed |= not (other.numbers <= self.numbers and other.non_numbers <= self.non_numbers)
         self.maybe_containers |= other.maybe_containers
+        self.numbers |= other.numbers
+        self.non_numbers |= other.non_numbers
         self.containers &= other.containers
         for name, others in other.links.items():
             mine = self.links.setdefault(name, set())
@@ -198,6 +216,20 @@ class Aliases:
     def _forget(self, name: str) -> None:
         for other in self.links.pop(name, ()):
             self.links.get(other, set()).discard(name)
+
+
+def _number(value: gast.expr, aliases: Aliases) -> bool:
+    """Whether ``value`` is a Python number: a constant, a name holding one, arithmetic of
+    those (``z = 0.0; w = z`` shares no memory: ``w += 1`` rebinds ``w``)."""
+    if isinstance(value, gast.Constant):
+        return isinstance(value.value, (int, float, complex))
+    if isinstance(value, gast.Name):
+        return aliases.is_number(value.id)
+    if isinstance(value, gast.UnaryOp):
+        return _number(value.operand, aliases)
+    if isinstance(value, gast.BinOp):
+        return _number(value.left, aliases) and _number(value.right, aliases)
+    return False
 
 
 Visit = Callable[[gast.stmt, list[gast.stmt], Aliases], None]
@@ -267,11 +299,31 @@ def carry(
 
 
 def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
-    """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``."""
+    """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``, as
+    do ``u, v`` of ``for u, v in a`` and ``u`` of ``for i, (u, w) in enumerate(zip(a, b))``."""
     entry = aliases.copy()
-    if isinstance(loop, gast.For) and isinstance(loop.target, gast.Name):
-        entry.assign(loop.target.id, loop.iter)
+    if isinstance(loop, gast.For):
+        for target, sequence in _loop_bindings(loop.target, loop.iter):
+            for name in unpacked_names(target):
+                entry.assign(name, sequence)
     return entry
+
+
+def _loop_bindings(target: gast.expr, it: gast.expr) -> list[tuple[gast.expr, gast.expr]]:
+    """``(target, sequence)`` pairs of a loop header: ``target`` takes an element of
+    ``sequence``."""
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords:
+        pairs = isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
+        if it.func.id == "enumerate" and len(it.args) == 1 and pairs:
+            counter = gast.Constant(value=0, kind=None)  # an int: it shares no memory
+            return [(target.elts[0], counter), *_loop_bindings(target.elts[1], it.args[0])]
+        if (
+            it.func.id == "zip"
+            and isinstance(target, (gast.Tuple, gast.List))
+            and len(target.elts) == len(it.args)
+        ):
+            return [pair for t, a in zip(target.elts, it.args) for pair in _loop_bindings(t, a)]
+    return [(target, it)]
 
 
 def _turns(loop: gast.stmt) -> int | None:

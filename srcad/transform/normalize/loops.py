@@ -92,14 +92,27 @@ class _Loops:
                 raise self.source.error("'for i, v in enumerate(...)' needs two targets", stmt)
             if len(it.args) != 1 or it.keywords:
                 raise self.source.error("enumerate(seq, start) with a start is not supported", it)
-            seq = self._sequence(it.args[0], pre, stmt)
             counter, value = stmt.target.elts
-            bound.args = [build.load(seq)]
-            prefix = [
-                build.assign(counter, build.load(index.id)),
-                build.assign(value, gast.Subscript(
-                    value=build.load(seq), slice=build.load(index.id), ctx=gast.Load())),
-            ]  # fmt: skip
+            if self.callee(it.args[0]) is builtins.zip:
+                zipped = it.args[0]
+                if (
+                    zipped.keywords
+                    or not isinstance(value, gast.Tuple)
+                    or len(value.elts) != len(zipped.args)
+                ):
+                    raise self.source.error(
+                        "'for i, (a, b) in enumerate(zip(...))' needs one target per sequence",
+                        stmt,
+                    )
+                # enumerate(zip(x, y)): a zip cannot be indexed, its sequences can
+                seqs = [self._sequence(arg, pre, stmt) for arg in zipped.args]
+                bound = self._shortest(seqs)
+                items = [build.assign(t, self._item(s, index.id)) for t, s in zip(value.elts, seqs)]
+            else:
+                seq = self._sequence(it.args[0], pre, stmt)
+                bound.args = [build.load(seq)]
+                items = [build.assign(value, self._item(seq, index.id))]
+            prefix = [build.assign(counter, build.load(index.id)), *items]
         elif fn is builtins.zip:
             if it.keywords or not isinstance(stmt.target, gast.Tuple):
                 raise self.source.error(
@@ -108,20 +121,14 @@ class _Loops:
             if len(stmt.target.elts) != len(it.args):
                 raise self.source.error("zip: as many targets as sequences are needed", stmt)
             seqs = [self._sequence(arg, pre, stmt) for arg in it.args]
-            lengths = [build.call(self.builtin("len"), build.load(s)) for s in seqs]
-            bound = lengths[0] if len(lengths) == 1 else build.call(self.builtin("min"), *lengths)
+            bound = self._shortest(seqs)
             prefix = [
-                build.assign(t, gast.Subscript(
-                    value=build.load(s), slice=build.load(index.id), ctx=gast.Load()))
-                for t, s in zip(stmt.target.elts, seqs)
-            ]  # fmt: skip
+                build.assign(t, self._item(s, index.id)) for t, s in zip(stmt.target.elts, seqs)
+            ]
         else:
             seq = self._sequence(it, pre, stmt)
             bound.args = [build.load(seq)]
-            prefix = [
-                build.assign(stmt.target, gast.Subscript(
-                    value=build.load(seq), slice=build.load(index.id), ctx=gast.Load())),
-            ]  # fmt: skip
+            prefix = [build.assign(stmt.target, self._item(seq, index.id))]
         for node in prefix:
             self._mark(node, stmt)
         new = gast.For(
@@ -133,6 +140,14 @@ class _Loops:
         )
         self._mark(new, stmt)
         return pre + [new]
+
+    def _shortest(self, seqs: list[str]) -> gast.expr:
+        """The length of the shortest of ``seqs``, as ``zip`` stops."""
+        lengths = [build.call(self.builtin("len"), build.load(s)) for s in seqs]
+        return lengths[0] if len(lengths) == 1 else build.call(self.builtin("min"), *lengths)
+
+    def _item(self, seq: str, index: str) -> gast.Subscript:
+        return gast.Subscript(value=build.load(seq), slice=build.load(index), ctx=gast.Load())
 
     def _sequence(self, expr: gast.expr, pre: list[gast.stmt], origin: gast.stmt) -> str:
         if isinstance(expr, gast.Name):

@@ -2,15 +2,36 @@
 
 ``params["W"]`` (or ``params.W`` on a namedtuple, a dataclass or a class registered with
 names, ``layers[0]`` on a list) is replaced by a parameter ``params_W`` of its own; a name
-bound to a sub-tree (``layer = params["layer1"]``), tuple unpacking of a sequence
-(``W1, W2 = weights``) and a loop over a sequence (``for W in weights``, unrolled) follow
-the structure too. A registered class is read only through its named children. The gradient
-then is one array per leaf, rebuilt into the argument's structure by the API.
+bound to a sub-tree (``layer = params["layer1"]``) and tuple unpacking of a sequence
+(``W1, W2 = weights``) follow the structure too. A registered class is read only through
+its named children. The gradient then is one array per leaf, rebuilt into the argument's
+structure by the API. Besides constant keys the pass resolves:
+
+- slices with constant bounds of a list or tuple: ``params[1:-1]``, ``params[::2]``;
+- loops, unrolled (one copy of the body per item), over a list or tuple, a slice of one,
+  ``reversed(params)``, ``enumerate(params, start)``, ``zip(Ws, bs)`` (of those and of
+  ``range`` with constant bounds), with nested targets (``for i, (W, b) in
+  enumerate(zip(Ws, bs))``, ``for W, b in layers``);
+- loops over a dict, ``d.keys()``, ``d.values()`` and ``d.items()``, in the dict's key
+  order: the key's name is bound to the constant key, so ``d[k]`` in the body resolves;
+  so does a loop over a display of constants whose body indexes with the loop's name
+  (``for k in ("a", "b")``, what ``sum(np.sum(d[k]) for k in ("a", "b"))`` becomes);
+- ``d.get("a")``, ``d.get("a", default)``, ``len(d)``, ``sum(params)``, ``sum(d.values())``;
+- a sub-tree, or a list/tuple/dict display holding parts of one, passed to a Python function
+  of the user's (``mlp(params, x)``, ``predict(params["enc"], x)``): passed leaf by leaf
+  through a :class:`~srcad.transform.calls.FlatCall`, the callee transformed for that
+  structure.
+
+A name bound to different sub-trees on different paths (``if``/``else``, a loop) is refused
+where it is read; so are a dynamic key, ``break``/``continue`` in an unrolled loop, and any
+other use of a sub-tree as a whole. (``pytree_views.py`` resolves what an expression denotes,
+``pytree_iteration.py`` what a loop binds.)
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 from typing import Any
 
@@ -20,164 +41,41 @@ from srcad.errors import UnknownStructureError
 from srcad.pytree import Treedef
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import FlatCall, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.pytree_iteration import DICT_VIEWS, Iteration, has_jump
+from srcad.transform.normalize.pytree_views import Const, View, kind_label, merged
 
 
-class _View:
-    """A sub-tree of a pytree parameter: its structure and its leaves' parameter names."""
+class _Expand(Iteration):
+    """The pass: statements rewritten to read leaves (see module doc)."""
 
-    def __init__(self, treedef: Treedef, leaves: list[str]) -> None:
-        self.treedef = treedef
-        self.leaves = leaves
+    def __init__(self, source: Source, namer: Namer, env: dict[str, Any], local: set[str]) -> None:
+        super().__init__(source, env, local)
+        self.namer = namer
+        self.flat_calls: dict[tuple, str] = {}
+        #: names no statement assigns again: a sub-tree's leaves may be read through them
+        self.stable = {leaf for view in env.values() for leaf in view.leaves}
 
-    @property
-    def is_leaf(self) -> bool:
-        return self.treedef[0] == "leaf"
-
-    def children(self) -> list[_View]:
-        out = []
-        start = 0
-        for child in self.treedef[3]:
-            count = _count(child)
-            out.append(_View(child, self.leaves[start : start + count]))
-            start += count
-        return out
-
-    def labels(self) -> list[Any]:
-        keys = self.treedef[2]
-        return list(keys) if isinstance(keys, tuple) else list(range(keys))
-
-    def child(self, key: Any) -> _View | None:
-        if self.is_leaf:
-            return None
-        labels = self.labels()
-        if self.treedef[0] == "custom" and not isinstance(self.treedef[2], tuple):
-            return None  # a registered class without names: its children are unnamed
-        if (
-            isinstance(key, int)
-            and not isinstance(key, bool)
-            and self.treedef[0] in ("list", "tuple", "namedtuple")
-        ):
-            if -len(labels) <= key < len(labels):
-                return self.children()[key % len(labels)]
-            return None
-        if key in labels:
-            return self.children()[labels.index(key)]
-        return None
-
-    def is_sequence(self) -> bool:
-        return self.treedef[0] in ("list", "tuple", "namedtuple")
-
-
-def _count(treedef: Treedef) -> int:
-    return 1 if treedef[0] == "leaf" else sum(_count(c) for c in treedef[3])
-
-
-def _kind(view: _View) -> str:
-    return f"registered pytree class {view.treedef[1].__name__}"
-
-
-def _names(view: _View) -> str:
-    keys = view.treedef[2]
-    return "names: " + ", ".join(keys) if isinstance(keys, tuple) and keys else "none given"
-
-
-def _constant(node: gast.expr) -> tuple[bool, Any]:
-    if isinstance(node, gast.Constant):
-        return True, node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        ok, value = _constant(node.operand)
-        if ok and isinstance(value, int):
-            return True, -value
-    return False, None
-
-
-class _Expand:
-    def __init__(self, source: Source, env: dict[str, _View]) -> None:
-        self.source = source
-        self.env = env
-
-    def resolve(self, expr: gast.expr) -> _View | None:
-        if isinstance(expr, gast.Name) and isinstance(expr.ctx, gast.Load):
-            return self.env.get(expr.id)
-        if isinstance(expr, gast.Subscript):
-            base = self.resolve(expr.value)
-            if base is None:
-                return None
-            ok, key = _constant(expr.slice)
-            if base.treedef[0] == "custom":
-                raise self.source.error(
-                    f"a {_kind(base)} argument is indexed here; srcad cannot know what its "
-                    "__getitem__ reads: read its children as attributes (see "
-                    "srcad.register_pytree_node's names=)",
-                    expr,
-                )
-            found = base.child(key) if ok else None
-            if found is None:
-                raise self.source.error(
-                    "a pytree argument is read with an index srcad cannot resolve here; "
-                    "use constant keys (params['W'], layers[0])",
-                    expr,
-                )
-            return found
-        if isinstance(expr, gast.Attribute):
-            base = self.resolve(expr.value)
-            if base is None:
-                return None
-            found = base.child(expr.attr)
-            if found is None and base.treedef[0] == "custom":
-                raise self.source.error(
-                    f"'{expr.attr}' is not a child of the {_kind(base)} argument that srcad "
-                    "can name; srcad reads a registered class only through the attributes "
-                    f"given as register_pytree_node's names= ({_names(base)})",
-                    expr,
-                )
-            if found is None:
-                raise self.source.error(f"the pytree argument has no field '{expr.attr}'", expr)
-            return found
-        return None
+    # ---- expressions ----
 
     def expression(self, expr: gast.expr) -> gast.expr:
         view = self.resolve(expr)
         if view is not None:
             if view.is_leaf:
                 return gast.copy_location(build.load(view.leaves[0]), expr)
-            raise self.source.error(
+            raise self.error(
                 "a pytree argument (or part of one) is used as a whole here; read its "
-                "arrays with constant keys, unpack it, or loop over it",
+                "arrays with constant keys, unpack it, loop over it, or pass it to a "
+                "function of your own",
                 expr,
             )
-        if isinstance(expr, gast.Call) and len(expr.args) == 1 and not expr.keywords:
-            inner = self.resolve(expr.args[0])
-            func = expr.func
-            if inner is not None and not inner.is_leaf and isinstance(func, gast.Name):
-                if func.id == "len" and inner.treedef[0] == "custom":
-                    raise self.source.error(
-                        f"len() of a {_kind(inner)} argument calls its own __len__, which "
-                        "srcad cannot read; pass the length as an argument",
-                        expr,
-                    )
-                if func.id == "len":
-                    return gast.copy_location(build.const(len(inner.labels())), expr)
-                if func.id == "sum" and inner.is_sequence():
-                    # sum over a tuple of arrays: their plain sum
-                    total: gast.expr = build.const(0)
-                    for child in inner.children():
-                        total = build.binop(
-                            total, gast.Add(), self.expression(self._leaf_or_fail(child, expr))
-                        )
-                    return gast.copy_location(total, expr)
-            if (
-                inner is not None
-                and not inner.is_leaf
-                and inner.is_sequence()
-                and isinstance(func, gast.Attribute)
-                and func.attr in ("stack", "concatenate")
-            ):
-                elts = [self._leaf_or_fail(child, expr) for child in inner.children()]
-                expr.args = [gast.List(elts=elts, ctx=gast.Load())]
-                return expr
+        if isinstance(expr, gast.Call):
+            done = self.call(expr)
+            if done is not None:
+                return gast.copy_location(done, expr)
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.expr):
                 setattr(expr, field, self.expression(value))
@@ -194,17 +92,202 @@ class _Expand:
                 setattr(expr, field, self.nested(value))
         return expr
 
-    def _leaf_or_fail(self, view: _View, where: gast.AST) -> gast.expr:
+    def call(self, expr: gast.Call) -> gast.expr | None:
+        """A call reading a pytree argument, rewritten; None for any other call."""
+        got = self.get_call(expr)
+        if got is not None:
+            return self.expression(got[1])  # the key is absent: the default
+        func = expr.func
+        if len(expr.args) == 1 and not expr.keywords and isinstance(func, gast.Name):
+            if func.id == "len":
+                return self.length(expr)
+            if func.id == "sum":
+                return self.total(expr)
+        if isinstance(func, gast.Attribute) and func.attr in ("stack", "concatenate"):
+            inner = self.resolve(expr.args[0]) if expr.args else None
+            if inner is not None and not inner.is_leaf and inner.is_sequence():
+                elts = [self.leaf_or_fail(child, expr) for child in inner.children()]
+                expr.args = [gast.List(elts=elts, ctx=gast.Load()), *expr.args[1:]]
+                expr.args[1:] = [self.expression(a) for a in expr.args[1:]]
+                expr.keywords = [self.nested(k) for k in expr.keywords]
+                return expr
+        return self.user_call(expr)
+
+    def length(self, expr: gast.Call) -> gast.expr | None:
+        """``len()`` of a sub-tree, or of an iterable over one."""
+        inner = self.resolve(expr.args[0])
+        if inner is not None and not inner.is_leaf and inner.treedef[0] == "custom":
+            raise self.error(
+                f"len() of a {kind_label(inner)} argument calls its own __len__, which "
+                "srcad cannot read; pass the length as an argument",
+                expr,
+            )
+        if inner is not None and not inner.is_leaf:
+            return build.const(len(inner.labels()))
+        arg = expr.args[0]
+        viewed = isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute)
+        if viewed and arg.func.attr in DICT_VIEWS or isinstance(arg, (gast.Tuple, gast.List)):
+            items = self.items(arg)  # d.keys(), d.values(), d.items(), a display
+            return None if items is None else build.const(len(items))
+        return None
+
+    def total(self, expr: gast.Call) -> gast.expr | None:
+        """``sum()`` of arrays in a pytree argument: their plain sum."""
+        inner = self.resolve(expr.args[0])
+        if inner is not None and not inner.is_sequence():
+            return None  # a dict sums its keys: used as a whole
+        items = self.items(expr.args[0])
+        if items is None or not all(isinstance(i, View) for i in items):
+            return None
+        total: gast.expr = build.const(0)
+        for item in items:
+            total = build.binop(total, gast.Add(), self.leaf_or_fail(item, expr))
+        return total
+
+    def leaf_or_fail(self, view: View, where: gast.AST) -> gast.expr:
         if not view.is_leaf:
-            raise self.source.error("nested containers here are not supported", where)
+            raise self.error("nested containers here are not supported", where)
         return build.load(view.leaves[0])
 
     def nested(self, node: Any) -> Any:
         if isinstance(node, gast.keyword):
             node.value = self.expression(node.value)
         elif isinstance(node, gast.comprehension):
-            raise self.source.error("comprehensions are not supported yet", node.iter)
+            raise self.error("comprehensions are not supported yet", node.iter)
         return node
+
+    # ---- a pytree passed to a function of the user's ----
+
+    def user_call(self, expr: gast.Call) -> gast.Call | None:
+        """``f(params, x)`` with ``f`` a plain Python function of the user's: containers
+        holding parts of a pytree argument are passed leaf by leaf (see module doc)."""
+        trees = [self.tree_of(arg) for arg in expr.args]
+        if all(t is None for t in trees):
+            return None
+        callee = self.source.resolve(expr.func, self.local)
+        if not self.flat_callable(callee, expr):
+            return None
+        structures = tuple((k, t[0]) for k, t in enumerate(trees) if t is not None)
+        args: list[gast.expr] = []
+        for arg, tree in zip(expr.args, trees):
+            args.extend(tree[1] if tree is not None else [self.expression(arg)])
+        expr.func = gast.copy_location(build.load(self.flat_call(callee, structures, expr)), expr)
+        expr.args = args
+        expr.keywords = [self.nested(k) for k in expr.keywords]
+        return expr
+
+    def flat_callable(self, callee: Any, expr: gast.Call) -> bool:
+        """Whether the call can pass containers leaf by leaf; refused when it cannot and a
+        sub-tree is passed whole (other calls of displays keep their meaning)."""
+        whole = any((v := self.resolve(a)) is not None and not v.is_leaf for a in expr.args) or any(
+            self.holds_view(k.value) for k in expr.keywords
+        )
+        plain = inspect.isfunction(callee) and user_callee(callee) == (callee, (), {})
+        if plain:
+            kinds = [p.kind for p in inspect.signature(callee).parameters.values()]
+            plain = inspect.Parameter.VAR_POSITIONAL not in kinds
+        starred = any(isinstance(a, gast.Starred) for a in expr.args)
+        if plain and not starred and not any(self.holds_view(k.value) for k in expr.keywords):
+            return True
+        if not whole or not callable(callee) or user_callee(callee) is None:
+            return False  # a library function: the sub-tree is used as a whole
+        name = getattr(callee, "__qualname__", None) or "this function"
+        raise self.error(
+            f"a pytree argument (or part of one) is passed whole to {name}; srcad passes "
+            "one leaf by leaf only to a plain Python function of your own without *args, "
+            "as a positional argument",
+            expr,
+        )
+
+    def flat_call(self, callee: Any, structures: tuple, where: gast.Call) -> str:
+        """The global name of the :class:`FlatCall` of ``callee`` for ``structures``."""
+        key = (id(callee), structures, len(where.args))
+        if key not in self.flat_calls:
+            flat = FlatCall(callee, structures, len(where.args))
+            name = self.namer.bind_global(flat, f"{_sanitize(callee.__name__)}_by_leaf")
+            self.source.namespace[name] = flat
+            self.flat_calls[key] = name
+        return self.flat_calls[key]
+
+    def holds_view(self, node: gast.expr) -> bool:
+        """Whether ``node`` is a sub-tree or a display holding (parts of) one."""
+        if self.resolve(node) is not None:
+            return True
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return any(self.holds_view(e) for e in node.elts)
+        if isinstance(node, gast.Dict):
+            return any(self.holds_view(v) for v in node.values)
+        return False
+
+    def nests_views(self, node: gast.expr, top: bool = False) -> bool:
+        """Whether a display holds parts of a pytree argument in a way that only a sub-tree
+        alias supports: a sub-tree in it, or a tuple, or a list inside (a list of arrays
+        and a dict of them are lowered as lists and dicts of the function's own)."""
+        if not self.holds_view(node) or self.resolve(node) is not None:
+            return False
+        parts = node.values if isinstance(node, gast.Dict) else node.elts
+
+        def nests(part: gast.expr) -> bool:
+            if isinstance(part, (gast.List, gast.Tuple, gast.Dict)):
+                return isinstance(part, (gast.List, gast.Tuple)) or self.nests_views(part)
+            view = self.resolve(part)
+            return view is not None and not view.is_leaf
+
+        return (top and isinstance(node, gast.Tuple)) or any(nests(p) for p in parts)
+
+    def display_alias(self, name: str, display: gast.expr, origin: gast.stmt) -> list[gast.stmt]:
+        """``pairs = [(params["W1"], b1), ...]``: ``pairs`` becomes a sub-tree whose leaves
+        are the parameters' and, for the other values, fresh variables holding them."""
+        treedef, leaves = self.display_tree(display)
+        out: list[gast.stmt] = []
+        names = []
+        for leaf in leaves:
+            if isinstance(leaf, gast.Name) and leaf.id in self.stable:
+                names.append(leaf.id)
+                continue
+            fresh = self.namer.fresh_temp(f"_{name}_leaf")
+            self.stable.add(fresh)
+            out.append(self.mark(build.assign(fresh, leaf), origin))
+            names.append(fresh)
+        self.env[name] = View(treedef, names)
+        return out
+
+    def tree_of(self, node: gast.expr) -> tuple[Treedef, list[gast.expr]] | None:
+        """The structure and leaf expressions of an argument holding a sub-tree (itself, or
+        a display with parts of one in it); None for any other argument."""
+        view = self.resolve(node)
+        if view is not None and view.is_leaf:
+            return None
+        if view is None and not self.holds_view(node):
+            return None
+        return self.display_tree(node)
+
+    def display_tree(self, node: gast.expr) -> tuple[Treedef, list[gast.expr]]:
+        view = self.resolve(node)
+        if view is not None:
+            return view.treedef, [gast.copy_location(build.load(n), node) for n in view.leaves]
+        if isinstance(node, (gast.List, gast.Tuple)) and not any(
+            isinstance(e, gast.Starred) for e in node.elts
+        ):
+            parts = [self.display_tree(e) for e in node.elts]
+            kind, cls = ("list", list) if isinstance(node, gast.List) else ("tuple", tuple)
+            treedef = (kind, cls, len(parts), tuple(p[0] for p in parts))
+            return treedef, [leaf for p in parts for leaf in p[1]]
+        if isinstance(node, gast.Dict):
+            keys = [self.constant(k) if k is not None else (False, None) for k in node.keys]
+            labels = tuple(v for _, v in keys)
+            if not all(ok for ok, _ in keys) or len(set(labels)) != len(labels):
+                raise self.error(
+                    "a dict display holding parts of a pytree argument needs distinct "
+                    "constant keys (and no **) to be passed to a function",
+                    node,
+                )
+            parts = [self.display_tree(v) for v in node.values]
+            treedef = ("dict", dict, labels, tuple(p[0] for p in parts))
+            return treedef, [leaf for p in parts for leaf in p[1]]
+        return ("leaf",), [self.expression(node)]
+
+    # ---- statements ----
 
     def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -221,44 +304,113 @@ class _Expand:
                 return []
             if isinstance(target, (gast.Tuple, gast.List)) and view is not None:
                 return self.unpack(stmt, target, view)
+            if isinstance(target, gast.Name) and self.nests_views(stmt.value, top=True):
+                return self.display_alias(target.id, stmt.value, stmt)
         if isinstance(stmt, gast.For):
-            view = self.resolve(stmt.iter)
-            if view is not None:
-                return self.unroll(stmt, view)
-        for name in _stored_names(stmt):
-            self.env.pop(name, None)
-        if isinstance(stmt, (gast.If, gast.While)):
-            stmt.test = self.expression(stmt.test)
-            stmt.body = self.block(stmt.body)
-            stmt.orelse = self.block(stmt.orelse)
-            return [stmt]
-        if isinstance(stmt, gast.For):
-            stmt.iter = self.expression(stmt.iter)
-            stmt.body = self.block(stmt.body)
-            stmt.orelse = self.block(stmt.orelse)
-            return [stmt]
+            items = self.loop_items(stmt)
+            if items is not None:
+                return self.unroll(stmt, items)
+        if isinstance(stmt, gast.If):
+            return [self.branches(stmt)]
+        if isinstance(stmt, (gast.For, gast.While)):
+            return [self.loop(stmt)]
         for field, value in gast.iter_fields(stmt):
-            if isinstance(value, gast.expr) and field not in ("target",):
+            if isinstance(value, gast.expr) and field != "target":
                 setattr(stmt, field, self.expression(value))
+        self.forget(stmt)  # after its value: ``k = d[k]`` reads the old ``k``
+        self.remember_constant(stmt)
         return [stmt]
 
-    def bind(self, target: gast.expr, view: _View, origin: gast.stmt) -> list[gast.stmt]:
-        if isinstance(target, gast.Name):
-            if view.is_leaf:
-                self.env.pop(target.id, None)
-                new = build.assign(target.id, build.load(view.leaves[0]))
-                gast.copy_location(new, origin)
-                setanno(new, "origin", getanno(origin, "origin", origin))
-                return [new]
-            self.env[target.id] = view
-            return []
-        if isinstance(target, (gast.Tuple, gast.List)):
-            return self.unpack(origin, target, view)
-        raise self.source.error("unsupported target for a pytree value", target)
+    def forget(self, node: gast.AST) -> None:
+        """Drop what is known of the names ``node`` stores to."""
+        for name in gast.walk(node):
+            if isinstance(name, gast.Name) and not isinstance(name.ctx, gast.Load):
+                self.env.pop(name.id, None)
 
-    def unpack(self, stmt: gast.stmt, target: gast.expr, view: _View) -> list[gast.stmt]:
+    def remember_constant(self, stmt: gast.stmt) -> None:
+        """``k = "W"``: ``params[k]`` then reads a constant key."""
+        if (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Constant)
+            and type(stmt.value.value) in (str, int)
+        ):
+            self.env[stmt.targets[0].id] = Const(stmt.value.value)
+
+    def branches(self, stmt: gast.If) -> gast.If:
+        """An ``if``: each arm from the same bindings; afterwards what both agree on."""
+        stmt.test = self.expression(stmt.test)
+        before = dict(self.env)
+        stmt.body = self.block(stmt.body) or [gast.Pass()]
+        after_body, self.env = self.env, before
+        stmt.orelse = self.block(stmt.orelse)
+        self.env = merged(after_body, self.env)
+        return stmt
+
+    def loop(self, stmt: gast.For | gast.While) -> gast.stmt:
+        """A loop kept as a loop: its body sees what holds on every iteration, and so does
+        the code after it."""
+        if isinstance(stmt, gast.For):
+            stmt.iter = self.expression(stmt.iter)  # evaluated once, before the loop
+            self.forget(stmt.target)
+        entry = dict(self.env)
+        # a trial run over a copy tells which bindings the body changes
+        self.block(copy.deepcopy(stmt.body))
+        self.env = merged(entry, self.env)
+        top = dict(self.env)
+        if isinstance(stmt, gast.While):
+            stmt.test = self.expression(stmt.test)
+        stmt.body = self.block(stmt.body) or [gast.Pass()]
+        self.env = merged(top, self.env)
+        stmt.orelse = self.block(stmt.orelse)
+        return stmt
+
+    def bind(self, target: gast.expr, item: Any, origin: gast.stmt) -> list[gast.stmt]:
+        """Bind a loop's target to one item (see :meth:`items`)."""
+        if isinstance(item, tuple):
+            return self.bind_parts(target, item, origin)
+        if isinstance(target, gast.Name) and isinstance(item, Const):
+            self.env[target.id] = item
+            return [self.mark(build.assign(target.id, build.const(item.value)), origin)]
+        if isinstance(target, gast.Name) and isinstance(item, View):
+            if item.is_leaf:
+                self.env.pop(target.id, None)
+                return [self.mark(build.assign(target.id, build.load(item.leaves[0])), origin)]
+            self.env[target.id] = item
+            return []
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, View):
+            return self.unpack(origin, target, item)
+        raise self.error("unsupported target for a pytree value", target)
+
+    def bind_parts(self, target: gast.expr, parts: tuple, origin: gast.stmt) -> list[gast.stmt]:
+        """Bind a target to an item of ``zip``, ``enumerate`` or ``.items()``."""
+        if isinstance(target, gast.Name) and all(isinstance(p, View) for p in parts):
+            return self.bind(target, View.tuple_of(list(parts)), origin)
+        if not isinstance(target, (gast.Tuple, gast.List)):
+            raise self.error(
+                "unpack the items of enumerate(), zip() or .items() over a pytree argument "
+                "in the loop's target (for i, W in enumerate(params))",
+                target,
+            )
+        if len(target.elts) != len(parts) or any(isinstance(e, gast.Starred) for e in target.elts):
+            raise self.error(
+                f"the items here have {len(parts)} parts; unpack them into as many names",
+                target,
+            )
+        out: list[gast.stmt] = []
+        for elt, part in zip(target.elts, parts):
+            out.extend(self.bind(elt, part, origin))
+        return out
+
+    def mark(self, new: gast.stmt, origin: gast.stmt) -> gast.stmt:
+        gast.copy_location(new, origin)
+        setanno(new, "origin", getanno(origin, "origin", origin))
+        return new
+
+    def unpack(self, stmt: gast.stmt, target: gast.expr, view: View) -> list[gast.stmt]:
         if not view.is_sequence() or len(view.labels()) != len(target.elts):
-            raise self.source.error(
+            raise self.error(
                 "unpacking a pytree argument needs a list or tuple of the same length", stmt
             )
         out: list[gast.stmt] = []
@@ -266,39 +418,18 @@ class _Expand:
             out.extend(self.bind(elt, child, stmt))
         return out
 
-    def unroll(self, stmt: gast.For, view: _View) -> list[gast.stmt]:
-        if view.is_leaf:
-            return [stmt]
-        if any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(stmt)):
-            raise self.source.error(
+    def unroll(self, stmt: gast.For, items: list) -> list[gast.stmt]:
+        """One copy of the loop's body per item, the target bound to the item."""
+        if has_jump(stmt):
+            raise self.error(
                 "break/continue in a loop over a pytree argument is not supported", stmt
             )
         out: list[gast.stmt] = []
-        children = view.children()
-        if view.treedef[0] == "custom":
-            raise self.source.error(
-                f"a loop over a {_kind(view)} argument runs its own __iter__, which srcad "
-                "cannot read; read its children as attributes",
-                stmt,
-            )
-        if view.treedef[0] == "dict":  # iterating a dict gives its keys
-            raise self.source.error(
-                "a loop over a dict argument is not supported; read its entries with "
-                "constant keys (params['W'])",
-                stmt,
-            )
-        for child in children:
-            out.extend(self.bind(stmt.target, child, stmt))
+        for item in items:
+            out.extend(self.bind(stmt.target, item, stmt))
             out.extend(self.block(copy.deepcopy(stmt.body)))
         out.extend(self.block(stmt.orelse))
         return out
-
-
-def _stored_names(stmt: gast.stmt) -> list[str]:
-    targets = stmt.targets if isinstance(stmt, gast.Assign) else []
-    if isinstance(stmt, (gast.AugAssign, gast.For)):
-        targets = [stmt.target]
-    return [n.id for t in targets for n in gast.walk(t) if isinstance(n, gast.Name)]
 
 
 def _sanitize(label: Any) -> str:
@@ -312,7 +443,7 @@ def expand_pytree_params(
     """Give each pytree parameter one parameter per leaf (see module doc)."""
     from srcad.pytree import paths
 
-    env: dict[str, _View] = {}
+    env: dict[str, Any] = {}
     leaves_of: dict[str, list[str]] = {}
     new_args: list[gast.Name] = []
     args = list(tree.args.args)
@@ -331,11 +462,12 @@ def expand_pytree_params(
             for path in paths(treedef)
         ]
         leaves_of[arg.id] = names
-        env[arg.id] = _View(treedef, names)
+        env[arg.id] = View(treedef, names)
         new_args.extend(build.param(n) for n in names)
+    local = local_names(tree)
     tree.args.args = new_args
     tree.args.defaults = []
-    tree.body = _Expand(source, env).block(tree.body)
+    tree.body = _Expand(source, namer, env, local).block(tree.body)
     return leaves_of
 
 

@@ -1,0 +1,198 @@
+"""What a user passes as the function, as a Python function srcad can read plus the
+arguments bound to it: methods, ``functools.partial``, callable objects, ``lru_cache``,
+decorators that only forward, and NumPy/SciPy functions (ufuncs too) that have a rule."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from srcad.adjoints.registry import lookup, lookup_tangent
+from srcad.errors import SourceUnavailableError
+from srcad.transform.codegen import compile_source
+from srcad.transform.hints import RULES_HELP
+from srcad.transform.libraries import is_library_function
+
+
+@dataclass
+class Target:
+    """The user's ``f(*args, **kwargs)`` is ``function(*prefix, *args, **keywords, **kwargs)``."""
+
+    function: Callable
+    prefix: tuple = ()
+    keywords: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve(f: Any) -> Target:
+    """The Python function behind ``f`` and the arguments ``f`` binds to it."""
+    prefix: tuple = ()
+    keywords: dict[str, Any] = {}
+    for _ in range(100):  # each step peels one layer; a cycle would be a bug of the object
+        if isinstance(f, functools.partial):
+            prefix = (*f.args, *prefix)
+            keywords = {**f.keywords, **keywords}  # the outer partial's keywords win
+            f = f.func
+        elif inspect.ismethod(f):
+            prefix = (f.__self__, *prefix)
+            f = f.__func__
+        elif _is_cache(f) or _forwards(f):
+            f = f.__wrapped__
+        elif _is_srcad_object(f):
+            return Target(f, prefix, keywords)
+        elif (
+            not inspect.isfunction(f)
+            and not isinstance(f, type)
+            and inspect.isfunction(getattr(type(f), "__call__", None))  # noqa: B004
+        ):
+            f = f.__call__  # a callable object: its method, the object bound first
+        elif _is_library_callable(f):
+            if lookup(f) is None and lookup_tangent(f) is None:
+                kind = type(f).__name__
+                raise SourceUnavailableError(
+                    f"srcad differentiates Python functions defined with 'def'; {f!r} is a "
+                    f"{kind} without a derivative rule. Wrap it in a def, or register its "
+                    f"derivative with @srcad.adjoint; {RULES_HELP}"
+                )
+            return Target(_calling(f, sorted(keywords)), prefix, keywords)
+        else:
+            return Target(f, prefix, keywords)
+    raise TypeError(f"srcad cannot unwrap {f!r}")
+
+
+def _is_srcad_object(f: Any) -> bool:
+    """A derivative, custom_vjp / custom_jvp / checkpoint function: the API handles them."""
+    from srcad.transform.calls import Checkpointed, CustomJVP, CustomVJP
+
+    return (
+        isinstance(f, (CustomVJP, CustomJVP, Checkpointed))
+        or hasattr(f, "srcad_handle")
+        or callable(getattr(f, "srcad_function", None))
+    )
+
+
+def _is_cache(f: Any) -> bool:
+    """``functools.lru_cache`` / ``functools.cache``: the same values as the function."""
+    return callable(f) and hasattr(f, "cache_info") and hasattr(f, "__wrapped__")
+
+
+def _forwards(f: Any) -> bool:
+    """Whether ``f`` is a decorator's wrapper whose whole body is
+    ``return wrapped(*args, **kwargs)`` (so differentiating ``wrapped`` is the same)."""
+    wrapped = getattr(f, "__wrapped__", None)
+    if wrapped is None or not inspect.isfunction(f):
+        return False
+    try:
+        # the wrapper's own source: getsource(f) would follow __wrapped__
+        tree = ast.parse(textwrap.dedent(inspect.getsource(f.__code__)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
+        return False
+    definition = tree.body[0]
+    params = definition.args
+    if params.posonlyargs or params.args or params.kwonlyargs:
+        return False
+    body = definition.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    call = body[0].value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return False
+    expected_args = [params.vararg.arg] if params.vararg else []
+    given_args = [
+        a.value.id
+        for a in call.args
+        if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
+    ]
+    expected_keywords = [params.kwarg.arg] if params.kwarg else []
+    given_keywords = [
+        k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)
+    ]
+    if (
+        given_args != expected_args
+        or len(call.args) != len(given_args)
+        or given_keywords != expected_keywords
+        or len(call.keywords) != len(given_keywords)
+    ):
+        return False
+    names = inspect.getclosurevars(f)
+    callee = {**names.globals, **names.nonlocals}.get(call.func.id)
+    return callee is wrapped
+
+
+def _is_library_callable(f: Any) -> bool:
+    """A function without Python source of the user's: a ufunc, a builtin, NumPy's."""
+    if isinstance(f, type) or not callable(f):
+        return False
+    if inspect.isfunction(f):
+        return is_library_function(f)
+    return True
+
+
+_CALLERS: dict[tuple, Callable] = {}
+
+
+def _calling(f: Any, keywords: list[str]) -> Callable:
+    """``def sin(x): return np.sin(x)``: a function srcad reads, calling ``f``."""
+    key = (id(f), tuple(keywords))
+    found = _CALLERS.get(key)
+    if found is not None and found.__srcad_callee__ is f:  # type: ignore[attr-defined]
+        return found
+    name = getattr(f, "__name__", "")
+    name = name if name.isidentifier() else "f"
+    params = _required_params(f)
+    reference, scope = _reference(f)
+    args = ", ".join(params)
+    named = ", ".join(f"{k}={k}" for k in keywords)
+    signature = ", ".join([*params, *(["*", *keywords] if keywords else [])])
+    call = ", ".join(part for part in (args, named) if part)
+    text = f"def {name}({signature}):\n    return {reference}({call})\n"
+    caller = compile_source(text, scope, f"call of {name}")[name]
+    caller.__srcad_callee__ = f  # type: ignore[attr-defined]
+    _CALLERS[key] = caller
+    return caller
+
+
+def _required_params(f: Any) -> list[str]:
+    """The positional parameters of ``f`` that have no default (``x``, ``x1, x2`` for a ufunc)."""
+    nin = getattr(f, "nin", None)
+    if isinstance(nin, int):
+        return ["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)]
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):
+        raise TypeError(f"srcad cannot read the parameters of {f!r}: wrap it in a def") from None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in kinds and p.default is inspect.Parameter.empty
+    ]
+
+
+def _reference(f: Any) -> tuple[str, dict[str, Any]]:
+    """How the caller names ``f`` (``np.linalg.det``, ``scipy.special.expit``) and the
+    globals that make the name mean ``f``."""
+    module_name = getattr(f, "__module__", None) or ""
+    name = getattr(f, "__name__", "")
+    if module_name.split(".")[0] in ("numpy", "scipy") and name.isidentifier():
+        parts = module_name.split(".")
+        # NumPy's public name is shorter than its module's (numpy._core.umath.sin is np.sin)
+        for end in range(1, len(parts) + 1):
+            try:
+                module = importlib.import_module(".".join(parts[:end]))
+            except ImportError:
+                break
+            if getattr(module, name, None) is f:
+                root = "np" if parts[0] == "numpy" else parts[0]
+                dotted = ".".join([root, *parts[1:end], name])
+                return dotted, {root: importlib.import_module(parts[0])}
+    return "__srcad_callee__", {"__srcad_callee__": f}

@@ -1,0 +1,363 @@
+"""Unpacking into names, by indexing: the rules of ``x[k]`` then differentiate it.
+
+``a, b, c = x`` (an array, a row ``X[k]`` a loop reads, any value but a call or a display)
+becomes a length check, then ``a = x[0]; b = x[1]; c = x[2]``; the check keeps Python's
+error where the length differs (a ``ValueError``), with no srcad in the generated code. A
+dict or set (a parameter srcad cannot see the type of) unpacks into its keys, which
+indexing would not give: a ``TypeError`` says so.
+
+``op(...)[k]`` and ``op(...).field`` of an op with several results (``np.linalg.slogdet(A)
+[1]``, ``np.linalg.eigh(A).eigenvalues``, ``np.split(x, 3)[k]``) become the call unpacked
+into fresh names (``sign, logdet = np.linalg.slogdet(A)``), then the name picked.
+
+>>> import gast
+>>> from srcad.transform.codegen import to_source
+>>> from srcad.transform.frontend import Source
+>>> from srcad.transform.naming import Namer
+>>> tree = gast.parse("def f(x):\\n    a, b = x\\n    return a * b").body[0]
+>>> source = Source(None, tree, "f.py", 1, 0, ["def f(x):", "    a, b = x"], {})
+>>> print(to_source(lower_unpacking(tree, source, Namer.for_tree(tree))), end="")
+def f(x):
+    if isinstance(x, (dict, set, frozenset)):
+        raise TypeError('a dict or set unpacks into its keys (write list(d)): a, b = x')
+    if len(x) != 2:
+        raise ValueError('wrong number of values to unpack (expected 2): a, b = x')
+    a = x[0]
+    b = x[1]
+    return a * b
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from typing import Any
+
+import gast
+import numpy as np
+
+from srcad.adjoints.registry import Rule, lookup, lookup_tangent
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import MISSING, Source
+from srcad.transform.naming import Namer
+from srcad.transform.nodes import Transformer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import rewrite_bodies
+
+#: values that unpack into something other than their elements by index, or carry no
+#: derivative and read better whole (``n, m = x.shape``)
+_KEPT_VALUES = (gast.Tuple, gast.List, gast.Set, gast.Dict, gast.Call, gast.Starred)
+_KEPT_ATTRIBUTES = {"shape", "strides"}
+
+
+def lower_unpacking(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Rewrite each unpacking of one value into names as indexing (see module doc)."""
+    unordered = _unordered_names(tree)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if _lowered(stmt, unordered):
+                out.extend(_by_index(stmt, source, namer))
+            elif _nested_display(stmt):
+                out.extend(block(_elementwise(stmt, namer)))
+            else:
+                out.append(stmt)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
+
+
+def _nested_display(stmt: gast.stmt) -> bool:
+    """``a, (b, c) = u, v``: a display unpacked into a nested target."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return False
+    target, value = stmt.targets[0], stmt.value
+    return (
+        isinstance(target, (gast.Tuple, gast.List))
+        and _names_only(target)
+        and not all(isinstance(e, gast.Name) for e in target.elts)
+        and isinstance(value, (gast.Tuple, gast.List))
+        and len(value.elts) == len(target.elts)
+        and not any(isinstance(e, gast.Starred) for e in value.elts)
+    )
+
+
+def _elementwise(stmt: gast.Assign, namer: Namer) -> list[gast.stmt]:
+    """``a, (b, c) = u, v`` as ``_t1 = u; _t2 = v; a = _t1; (b, c) = _t2``: every value is
+    computed before any name changes."""
+    temps = [namer.temp() for _ in stmt.value.elts]
+    out = [build.assign(t, v) for t, v in zip(temps, stmt.value.elts)]
+    out += [build.assign(e, build.load(t)) for e, t in zip(stmt.targets[0].elts, temps)]
+    origin = getanno(stmt, "origin", stmt)
+    for new in out:
+        gast.copy_location(new, stmt)
+        setanno(new, "origin", origin)
+    return out
+
+
+def _lowered(stmt: gast.stmt, unordered: set[str]) -> bool:
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return False
+    target, value = stmt.targets[0], stmt.value
+    if not isinstance(target, (gast.Tuple, gast.List)) or not _names_only(target):
+        return False
+    if isinstance(value, _KEPT_VALUES):
+        return False
+    if isinstance(value, gast.Attribute) and value.attr in _KEPT_ATTRIBUTES:
+        return False
+    return not (isinstance(value, gast.Name) and value.id in unordered)
+
+
+def _names_only(target: gast.expr) -> bool:
+    """Whether ``target`` is names and nested tuples of names (no ``*rest``)."""
+    if isinstance(target, gast.Name):
+        return True
+    return isinstance(target, (gast.Tuple, gast.List)) and all(map(_names_only, target.elts))
+
+
+def _unordered_names(tree: gast.FunctionDef) -> set[str]:
+    """Names bound to a dict or a set somewhere: unpacking one reads keys, not ``d[0]``."""
+    found = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and _is_unordered(node.value):
+            found.update(
+                n.id for t in node.targets for n in gast.walk(t) if isinstance(n, gast.Name)
+            )
+    return found
+
+
+def _is_unordered(value: gast.expr) -> bool:
+    if isinstance(value, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)):
+        return True
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Name)
+        and value.func.id in ("dict", "set", "frozenset")
+    )
+
+
+def _by_index(stmt: gast.Assign, source: Source, namer: Namer) -> list[gast.stmt]:
+    """``a, (b, c) = v`` as checks and ``a = v[0]; _t = v[1]; b = _t[0]; c = _t[1]``."""
+    target, value = stmt.targets[0], stmt.value
+    text = source.line_text(getanno(stmt, "origin", stmt)) or "an unpacking"
+    out: list[gast.stmt] = []
+    bound = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+    reads = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    if not isinstance(value, gast.Name) or value.id in bound or bound & reads:
+        # the value is read once, before any name of the target changes
+        temp = namer.temp()
+        out.append(build.assign(temp, value))
+        value = build.load(temp)
+
+    def unpack(target: gast.expr, value: gast.Name) -> None:
+        out.append(_unordered_check(value, text, source, namer))
+        out.append(_length_check(value, len(target.elts), text, source, namer))
+        for k, elt in enumerate(target.elts):
+            item = gast.Subscript(value=build.load(value.id), slice=build.const(k), ctx=gast.Load())
+            if isinstance(elt, gast.Name):
+                out.append(build.assign(elt.id, item))
+            else:
+                temp = namer.temp()
+                out.append(build.assign(temp, item))
+                unpack(elt, build.load(temp))
+
+    unpack(target, value)
+    origin = getanno(stmt, "origin", stmt)
+    for new in out:
+        for node in gast.walk(new):
+            if isinstance(node, (gast.stmt, gast.expr)):
+                gast.copy_location(node, stmt)
+        setanno(new, "origin", origin)
+    return out
+
+
+def _length_check(value: gast.Name, count: int, text: str, source: Source, namer: Namer) -> gast.If:
+    """``if len(value) != count: raise ValueError(...)``, as Python's unpacking raises."""
+    length = _builtin("len", source, namer)
+    error = _builtin("ValueError", source, namer)
+    test = gast.Compare(
+        left=build.call(length, build.load(value.id)),
+        ops=[gast.NotEq()],
+        comparators=[build.const(count)],
+    )
+    message = f"wrong number of values to unpack (expected {count}): {text.rstrip(':')}"
+    fail = gast.Raise(exc=build.call(error, build.const(message)), cause=None)
+    return gast.If(test=test, body=[fail], orelse=[])
+
+
+def _unordered_check(value: gast.Name, text: str, source: Source, namer: Namer) -> gast.If:
+    """``if isinstance(value, (dict, set, frozenset)): raise TypeError(...)``: those unpack
+    into their keys, which indexing would not give (a dict argument with keys 0, 1)."""
+    test = build.call(
+        _builtin("isinstance", source, namer),
+        build.load(value.id),
+        gast.Tuple(
+            elts=[_builtin(n, source, namer) for n in ("dict", "set", "frozenset")], ctx=gast.Load()
+        ),
+    )
+    message = f"a dict or set unpacks into its keys (write list(d)): {text.rstrip(':')}"
+    fail = gast.Raise(
+        exc=build.call(_builtin("TypeError", source, namer), build.const(message)), cause=None
+    )
+    return gast.If(test=test, body=[fail], orelse=[])
+
+
+def _builtin(name: str, source: Source, namer: Namer) -> gast.Name:
+    """A builtin by a name the user's code does not shadow."""
+    bound = namer.bind_global(getattr(builtins, name), name)
+    source.namespace[bound] = getattr(builtins, name)
+    return build.load(bound)
+
+
+# ---- picking one result of an op with several ----
+
+
+def pick_results(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Rewrite each ``op(...)[k]`` / ``op(...).field`` of a multi-result op (module doc)."""
+    picker = _Picker(source, namer, local_names(tree))
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            picker.before = []
+            picker.origin = getanno(stmt, "origin", stmt)
+            for part in _evaluated_once(stmt):
+                owner, field = part
+                setattr(owner, field, picker.visit(getattr(owner, field)))
+            out.extend(picker.before)
+            out.append(stmt)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
+
+
+def _evaluated_once(stmt: gast.stmt) -> list[tuple[gast.AST, str]]:
+    """The expressions of ``stmt`` that run once, before it takes effect (a ``while``'s
+    test runs again on every turn: calls in it stay there)."""
+    if isinstance(stmt, gast.Assign):
+        return [(stmt, "value")]
+    if isinstance(stmt, (gast.Return, gast.Expr)) and stmt.value is not None:
+        return [(stmt, "value")]
+    if isinstance(stmt, gast.If):
+        return [(stmt, "test")]
+    if isinstance(stmt, gast.For):
+        return [(stmt, "iter")]
+    return []
+
+
+class _Picker(Transformer):
+    def __init__(self, source: Source, namer: Namer, local: set[str]) -> None:
+        self.source = source
+        self.namer = namer
+        self.local = local
+        self.before: list[gast.stmt] = []
+        self.origin: gast.stmt | None = None
+
+    # parts that may not run (``a if c else b``, ``a and b``) keep their calls
+    def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
+        node.test = self.visit(node.test)
+        return node
+
+    def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
+        node.values[0] = self.visit(node.values[0])
+        return node
+
+    def visit_Lambda(self, node: gast.Lambda) -> gast.expr:
+        return node
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        self.generic_visit(node)
+        k = _constant_int(node.slice)
+        if k is None or not isinstance(node.value, gast.Call):
+            return node
+        names = self.results(node.value)
+        if names is None or not -len(names) <= k < len(names):
+            return node
+        return self.picked(node, names, names[k])
+
+    def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
+        self.generic_visit(node)
+        if not isinstance(node.value, gast.Call):
+            return node
+        op = self.source.resolve(node.value.func, self.local)
+        fields = _fields(op)
+        if node.attr not in fields:
+            return node
+        names = self.results(node.value)
+        if names is None or len(names) != len(fields):
+            return node
+        return self.picked(node, names, names[fields.index(node.attr)])
+
+    def results(self, call: gast.Call) -> list[str] | None:
+        """Fresh names, one per result of ``call``, if it is an op with several results and
+        their count is written in the call."""
+        op = self.source.resolve(call.func, self.local)
+        if op is MISSING:
+            return None
+        rule = lookup(op) or lookup_tangent(op)
+        if rule is None or not rule.results:
+            return None
+        count = _count(rule, call)
+        if count is None:
+            return None
+        if rule.variadic:
+            base = rule.results[0].removesuffix("s")
+            return [f"{base}{k}" for k in range(count)]
+        return list(rule.results)
+
+    def picked(self, node: gast.expr, names: list[str], chosen: str) -> gast.Name:
+        fresh = [self.namer.fresh_temp(name) for name in names]
+        targets = build.tuple_([build.store(n) for n in fresh], gast.Store())
+        unpacked = gast.copy_location(build.assign(targets, node.value), node)
+        setanno(unpacked, "origin", self.origin)
+        self.before.append(unpacked)
+        return gast.copy_location(build.load(fresh[names.index(chosen)]), node)
+
+
+def _constant_int(node: gast.expr) -> int | None:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        k = _constant_int(node.operand)
+        return None if k is None else -k
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _count(rule: Rule, call: gast.Call) -> int | None:
+    """How many results ``call`` of ``rule``'s op has, if its arguments say (a split into a
+    constant number of pieces, or at a constant list of indices)."""
+    try:
+        bound = rule.signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+    except TypeError:
+        return None  # arguments the rule does not take may change the results
+    if not rule.variadic:
+        return len(rule.results)
+    if len(rule.operands) < 2 or rule.operands[1] not in bound.arguments:
+        return None
+    sections = bound.arguments[rule.operands[1]]
+    count = _constant_int(sections)
+    if count is not None:
+        return count if count > 0 else None
+    if isinstance(sections, (gast.Tuple, gast.List)):
+        if all(_constant_int(e) is not None for e in sections.elts):
+            return len(sections.elts) + 1
+    return None
+
+
+_PROBED = (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.eig)
+
+
+@functools.cache
+def _probe_fields(op: Any) -> tuple[str, ...]:
+    return tuple(getattr(op(np.eye(2)), "_fields", ()))
+
+
+def _fields(op: Any) -> tuple[str, ...]:
+    """The field names of the named tuple NumPy's ``op`` returns (NumPy 2), if any."""
+    if not any(op is probed for probed in _PROBED):
+        return ()
+    return _probe_fields(op)
