@@ -473,3 +473,20 @@ def test_an_augmented_assignment_keeps_the_dtype_of_its_target():
     value, tangent = srcad.jvp(adds_a_float64_into_float32, (x, 0.5), (np.ones(3, np.float32), 1.0))
     assert value.dtype == np.float32 and tangent.dtype == np.float32
     np.testing.assert_allclose(tangent, 2.0 + 2.0 * (1 - np.tanh(0.5) ** 2), rtol=1e-5)
+
+
+def power_of_e(x):
+    return np.power(x, np.e) + np.pi * x
+
+
+def test_numpy_constants_in_a_vjps_backward_pass():
+    # np.e in an operand became xp.e in the backward function, which had no xp (NameError)
+    x = np.array([0.3, 1.2, 2.0])
+    _, pullback = srcad.vjp(power_of_e, x)
+    (dx,) = pullback(np.ones(3))
+    np.testing.assert_allclose(dx, np.e * x ** (np.e - 1) + np.pi)
+    srcad.check_grad(summed_power_of_e, x, order=2, modes=("rev", "fwd"))
+
+
+def summed_power_of_e(x):
+    return np.sum(np.power(x, np.e) * np.e)

@@ -205,3 +205,60 @@ def test_conditions_with_and_not_and_constant_loops():
     assert srcad.check_grad(loss, x, y, wrt=(0, 1), modes=("fwd", "rev")) < 1e-6
     parts = conditions_and_loops.compiled((0, 1)).kernel
     assert "for (int k = (int)0; k < (int)3.0; k += (int)1) {" in parts["operation"]
+
+
+@srcad.elementwise
+def early_return(x):
+    if x > 0:
+        return x * x
+    return -x * 0.5
+
+
+def summed_early_return(x):
+    return np.sum(early_return(x))
+
+
+def test_an_early_return_then_a_return():
+    # the vectorized code dropped the `_result = None` the early return starts from, as if
+    # it were a merge made dead (UnboundLocalError)
+    x = np.array([0.5, -1.0, 2.0, -0.25])
+    np.testing.assert_allclose(early_return(x), np.where(x > 0, x * x, -x * 0.5))
+    np.testing.assert_allclose(srcad.grad(summed_early_return)(x), np.where(x > 0, 2 * x, -0.5))
+    srcad.check_grad(summed_early_return, x, modes=("rev", "fwd"))
+
+
+@srcad.elementwise
+def three_way(x, y):
+    if y > -0.9:
+        return np.tanh(x) * y
+    if x < 0.4:
+        t = np.sin(x)
+    elif x > 0.9:
+        t = np.exp(0.3 * y)
+    else:
+        t = x / (1.5 + x * x)
+    return np.cos(t + y)
+
+
+@srcad.elementwise
+def nested_return(x, y):
+    if y < -0.2:
+        if x < 0.8:
+            return x * x - x
+    return y * y
+
+
+def _elementwise_reference(f, x, y):
+    return np.array([f.fun(a, b) for a, b in np.broadcast(x, y)])
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_one_element_per_selection_is_not_taken_for_a_uniform_value(n):
+    # a length-1 array was read as "the same for every element": with one element in a
+    # selection, a nested selection of none still gathered it (wrong positions, values)
+    rng = np.random.default_rng(n)
+    x = np.concatenate([[1.13], rng.uniform(-1.5, 1.5, n - 1)])
+    y = np.concatenate([[-1.19], rng.uniform(-1.5, 1.5, n - 1)])
+    for f in (three_way, nested_return):
+        np.testing.assert_allclose(f(x, y), _elementwise_reference(f, x, y), rtol=1e-12)
+    srcad.check_grad(lambda a, b: np.sum(three_way(a, b)), x, y, wrt=(0, 1), modes=("rev", "fwd"))

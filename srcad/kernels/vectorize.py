@@ -132,13 +132,17 @@ class _Vectorize:
             out.append(_assign(count, _call("count", _load(positions))))
             assigned = _stored(body)
             loaded = [n for n in _loaded(body) if n in defined]
+            # a name the arm may assign that had a value before: a branch nested in the arm
+            # keeps that value where it does not assign (gathers nothing reads are dropped)
+            nested = set(_stored([s for s in body if isinstance(s, (ast.If, ast.For))]))
+            carried = [n for n in assigned if n in defined and n in nested]
             local = {n: self.names.fresh(n) for n in assigned}
-            for name in loaded:
+            for name in dict.fromkeys(loaded + carried):
                 if name not in local:
                     local[name] = self.names.fresh(name)
                 out.append(_assign(local[name], _call("take", _load(name), _load(positions))))
             renamed = [_Rename(local).visit(s) for s in body]
-            inner_defined = {local.get(n, n) for n in defined} | set(local.values())
+            inner_defined = {local.get(n, n) for n in defined}
             inner_live = {local.get(n, n) for n in live}
             out.extend(self.block(renamed, count, inner_defined, inner_live))
             results.append((positions, {n: local[n] for n in assigned}))
@@ -287,6 +291,7 @@ def _flatten_merges(
     positions are composed with the outer ones (``take(outer, inner)``), so the value is
     scattered once instead of once per level."""
     body = fdef.body
+    dead: set[int] = set()  # the merges folded into an outer one (not other `x = None`)
     while True:
         uses: dict[str, int] = {}
         for node in ast.walk(fdef):
@@ -313,21 +318,14 @@ def _flatten_merges(
                         composed[key] = names.fresh("positions")
                         out.append(_assign(composed[key], _call("take", where, inner_where)))
                     parts += [_load(composed[key]), inner_value]
-                inner.value = ast.Constant(None)  # now dead
+                dead.add(id(inner))
                 changed = True
             stmt.value.args = parts
             out.append(stmt)
-        body[:] = [s for s in out if not (isinstance(s, ast.Assign) and _dead_merge(s))]
+        # (a `_result = None` the early return starts from is read by a merge: it stays)
+        body[:] = [s for s in out if id(s) not in dead]
         if not changed:
             return
-
-
-def _dead_merge(stmt: ast.Assign) -> bool:
-    return (
-        isinstance(stmt.value, ast.Constant)
-        and stmt.value.value is None
-        and (isinstance(stmt.targets[0], ast.Name))
-    )
 
 
 def _drop_dead(fdef: ast.FunctionDef) -> None:

@@ -1,8 +1,8 @@
 """Helpers the vectorized form of an elementwise function calls: compaction by masks.
 
 Arrays carry the elements on their last axis (partials have one leading axis per
-differentiated input); a value whose last axis has length 1, or a number, is the same for
-every element and is never gathered.
+differentiated input), even when there is one element; a number or a 0-d array is the
+same for every element and is never gathered.
 """
 
 from __future__ import annotations
@@ -36,10 +36,13 @@ def count(positions: Any) -> int:
 
 
 def take(value: Any, where: Any) -> Any:
-    """``value`` at the positions ``where`` (on its last axis), unless it is uniform."""
+    """``value`` at the positions ``where`` (on its last axis), unless it is uniform (a
+    number, a 0-d array, a namespace). An array's last axis always holds the elements, even
+    when there is one of them: reading a length-1 axis as "the same for every element"
+    took one element's value (or position) for a selection of none."""
     shape = getattr(value, "shape", None)
-    if not isinstance(shape, tuple) or not shape or shape[-1] == 1:
-        return value  # a number, a namespace, or the same for every element
+    if not isinstance(shape, tuple) or not shape:
+        return value
     return array_namespace(value).take(value, where, axis=-1)
 
 

@@ -18,6 +18,7 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.comprehensions import lower_comprehensions
+from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
@@ -77,6 +78,8 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
+    tree, errstate = inline_errstate(tree, source)
+    setanno(tree, "errstate", errstate)
     tree = stack_literals(tree, source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
     tree = fence(tree, source)
@@ -145,9 +148,12 @@ def transform(
     functions = result if isinstance(result, list) else [result]
     texts = []
     reads = [entry for entries in source.reads.values() for entry in entries]
+    errstate = getanno(tree, "errstate")
     for function in functions:
         optimize(function, namer)
         rebind(function, source, namer, free, numpy_only=facts is not None)
+        if errstate is not None:
+            wrap_errstate(function, errstate, namer)
         reads.extend(_namespace_reads(function, source, namer))
         texts.append(to_source(function))
     text = "\n".join(texts)

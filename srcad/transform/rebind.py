@@ -24,6 +24,15 @@ from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer, names
 
 
+def reads_through_namespace(obj: Any) -> bool:
+    """Whether a free name meaning ``obj`` is read as ``xp`` or ``xp.<name>`` once rebound
+    (NumPy, or one of NumPy's functions by its own name)."""
+    if obj is numpy:
+        return True
+    name = getattr(obj, "__name__", None)
+    return isinstance(name, str) and getattr(numpy, name, None) is obj
+
+
 class _Rebind(Transformer):
     def __init__(
         self, free: dict[str, Any], namer: Namer, xp_name: str | None, xm_name: str
@@ -43,12 +52,10 @@ class _Rebind(Transformer):
             return build.load(self.xm_name)
         if node.id not in self.free:
             return node
-        if self.xp_name is not None:
+        if self.xp_name is not None and reads_through_namespace(obj):
             if obj is numpy:
                 return build.load(self.xp_name)
-            name = getattr(obj, "__name__", None)
-            if isinstance(name, str) and getattr(numpy, name, None) is obj:
-                return build.attr(build.load(self.xp_name), name)
+            return build.attr(build.load(self.xp_name), obj.__name__)
         self.namer.bind_user_global(node.id, obj)
         return node
 

@@ -40,7 +40,7 @@ from srcad.transform.analyses.tbr import (
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import LIST_GRADIENT_HINT, generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
-from srcad.transform.frontend import Source
+from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer, clone, names
 from srcad.transform.normalize.anf import local_names
@@ -54,6 +54,7 @@ from srcad.transform.ops import (
     tape_call,
     tape_names,
 )
+from srcad.transform.rebind import reads_through_namespace
 from srcad.transform.templates import (
     ADJOINT,
     TemplateError,
@@ -990,6 +991,24 @@ def _is_adjoint_store(dest: gast.expr) -> bool:
     return isinstance(dest, gast.Subscript) and getattr(dest.value, "id", None) == ADJOINT
 
 
+def _reads_namespace(stmts: list[gast.stmt], ctx: _Context) -> bool:
+    """Whether ``stmts`` read ``xp``, now or once rebound (``np.e`` in an operand becomes
+    ``xp.e``): a backward function then takes ``xp`` among its residuals."""
+    for stmt in stmts:
+        for n in gast.walk(stmt):
+            if not isinstance(n, gast.Name) or not isinstance(n.ctx, gast.Load):
+                continue
+            if n.id == ctx.xp_name:
+                return True
+            if n.id not in ctx.local:
+                obj = ctx.source.lookup(n.id)
+                if obj is MISSING:
+                    obj = ctx.namer.globals.get(n.id)
+                if reads_through_namespace(obj):
+                    return True
+    return False
+
+
 def _reads_of_primal(stmts: list[gast.stmt], ctx: _Context) -> set[str]:
     local = ctx.local
     found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
@@ -1177,9 +1196,7 @@ def reverse(
         new.body = [*prologue, *forward, seed_line, *backward, build.ret(result)]
         return new
     extra = {ctx.tape_name} if sweep.pushes else set()
-    if any(
-        isinstance(n, gast.Name) and n.id == ctx.xp_name for s in backward for n in gast.walk(s)
-    ):
+    if _reads_namespace(backward, ctx):
         extra.add(ctx.xp_name)
     residual_names = sorted(_reads_of_primal(backward, ctx) | extra)
     # arrays the backward pass restores in place: keep their final contents too, and put

@@ -1,0 +1,63 @@
+"""``with np.errstate(...)``: the body is differentiated inline and the derivative runs
+under the same settings (warnings silenced stay silent; errors asked for are raised)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+
+X = np.array([0.0, 1.0, 2.0])
+
+
+def safe_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(x > 0, np.log(x), 0.0)
+    return np.sum(y * x)
+
+
+def raising(x):
+    with np.errstate(all="raise"):
+        y = np.log(x)
+    return np.sum(y)
+
+
+def two_settings(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    with np.errstate(invalid="ignore"):
+        z = np.sqrt(y)
+    return np.sum(z)
+
+
+def other_context(x):
+    with open("/dev/null"):
+        y = x * 2.0
+    return np.sum(y)
+
+
+def test_silenced_warnings_stay_silent_in_both_modes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = srcad.grad(safe_log)(X)
+        _, t = srcad.jvp(safe_log, (X,), (np.ones(3),))
+    np.testing.assert_allclose(g, [0.0, 1.0, np.log(2.0) + 1.0])
+    assert t == pytest.approx(g.sum())
+    srcad.check_grad(safe_log, X + 0.5, modes=("rev", "fwd"), order=2)
+    assert "with np.errstate(divide='ignore', invalid='ignore'):" in srcad.source(safe_log)
+
+
+def test_errors_asked_for_are_raised():
+    with pytest.raises(FloatingPointError):
+        raising(X)
+    with pytest.raises(FloatingPointError):
+        srcad.grad(raising)(X)
+    assert srcad.grad(raising)(X + 1.0) == pytest.approx(1.0 / (X + 1.0))
+
+
+def test_different_settings_and_other_contexts_are_refused():
+    with pytest.raises(srcad.TransformError, match="different settings"):
+        srcad.grad(two_settings)(X + 1.0)
+    with pytest.raises(srcad.TransformError, match="'with' statements"):
+        srcad.grad(other_context)(X)
