@@ -10,6 +10,7 @@ from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     indexing,
     linalg,
     nondiff,
+    numeric,
     reductions,
     shape,
     updates,

@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import unbroadcast, unit_if_zero
+from srcad.runtime.numeric import chosen
 from srcad.runtime.tangents import broadcast_like
 
 # ---- trigonometric and hyperbolic ----
@@ -129,6 +130,17 @@ def minimum(y, a, b):
 def where(y, condition, a, b):
     d[a] = unbroadcast(xp.where(condition, d[y], 0), a)
     d[b] = unbroadcast(xp.where(condition, 0, d[y]), b)
+
+
+nondifferentiable(chosen)
+
+
+@adjoint(np.select, static=("condlist",))
+def select(y, condlist, choicelist, default=0):
+    # each element from the choice of the first condition that holds, else the default
+    for i, c in enumerate(choicelist):
+        d[c] = unbroadcast(xp.where(chosen(condlist, i), d[y], 0), c)
+    d[default] = unbroadcast(xp.where(chosen(condlist, -1), d[y], 0), default)
 
 
 @adjoint(np.clip)
@@ -406,6 +418,13 @@ def minimum_tangent(y, a, b):
 def where_tangent(y, condition, a, b):
     d[y] = broadcast_like(xp.where(condition, d[a], 0), y)
     d[y] = broadcast_like(xp.where(condition, 0, d[b]), y)
+
+
+@tangent(np.select, static=("condlist",))
+def select_tangent(y, condlist, choicelist, default=0):
+    for i, c in enumerate(choicelist):
+        d[y] = broadcast_like(xp.where(chosen(condlist, i), d[c], 0), y)
+    d[y] = broadcast_like(xp.where(chosen(condlist, -1), d[default], 0), y)
 
 
 @tangent(np.clip)

@@ -1,19 +1,21 @@
 """Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std, their
 NaN-ignoring forms (no gradient at NaN entries), median, quantile, percentile, average, and
-the cumulative cumsum and cumprod."""
+the cumulative cumsum, cumulative_sum and cumprod."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import (
     count,
     extremum_share,
     keep_reduced,
+    piece_of,
     prod_others,
     uncumsum,
     unit_if_zero,
     unreduce,
 )
+from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
 
@@ -129,6 +131,15 @@ def cumsum(y, x, axis=None):
     d[x] = uncumsum(d[y], x, axis)
 
 
+nondifferentiable(initial_parts)
+
+
+@adjoint(np.cumulative_sum)
+def cumulative_sum(y, x, *, axis=None, include_initial=False):
+    # the leading zero include_initial adds gets no gradient
+    d[x] = uncumsum(piece_of(d[y], initial_parts(x, axis, include_initial), 1, axis), x, axis)
+
+
 @adjoint(np.cumprod, Method("cumprod"))
 def cumprod(y, x, axis=None):
     # dy[k]/dx[j] (j <= k) is the product of x[:k+1] without x[j]; computed without dividing
@@ -192,6 +203,11 @@ def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
 @tangent(np.cumsum, Method("cumsum"))
 def cumsum_tangent(y, x, axis=None):
     d[y] = xp.cumsum(d[x], axis=axis)
+
+
+@tangent(np.cumulative_sum)
+def cumulative_sum_tangent(y, x, *, axis=None, include_initial=False):
+    d[y] = xp.cumulative_sum(d[x], axis=axis, include_initial=include_initial)
 
 
 @tangent(np.cumprod, Method("cumprod"))

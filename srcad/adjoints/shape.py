@@ -1,4 +1,5 @@
-"""Adjoints of shape ops: reshape, transpose, squeeze, expand_dims, concatenate, stack, ..."""
+"""Adjoints of shape ops: reshape, transpose, squeeze, expand_dims, concatenate, stack,
+insert, delete, ediff1d, ..."""
 
 import numpy as np
 
@@ -25,6 +26,13 @@ from srcad.runtime.accumulate import (
 )
 from srcad.runtime.higher import reshape_like
 from srcad.runtime.inplace import kept_dtype
+from srcad.runtime.numeric import (
+    delete_sources,
+    ediff1d_parts,
+    gather_sources,
+    insert_sources,
+    spread_sources,
+)
 from srcad.runtime.tangents import (
     broadcast_like,
     concatenated_piece,
@@ -248,6 +256,43 @@ def diff(y, a, n=1, axis=-1):
 @adjoint(undiff, static=("x",))
 def undiff_adjoint(r, g, x, n=1, axis=-1):
     d[g] = xp.diff(d[r], n, axis)
+
+
+@adjoint(np.ediff1d)
+def ediff1d(y, ary, to_end=None, to_begin=None):
+    # y = concatenate([to_begin, diff(ravel(ary)), to_end])
+    parts = ediff1d_parts(ary, to_end, to_begin)
+    d[ary] = xp.reshape(undiff(piece_of(d[y], parts, 1), xp.ravel(ary)), xp.shape(ary))
+    d[to_end] = reshape_like(piece_of(d[y], parts, 2), to_end)
+    d[to_begin] = reshape_like(piece_of(d[y], parts, 0), to_begin)
+
+
+# np.insert and np.delete with constant indices: each element of the result came from one
+# of the operands, or (insert) from one element of values that it broadcast
+
+
+@adjoint(np.insert, static=("obj",))
+def insert(y, arr, obj, values, axis=None):
+    d[arr] = gather_sources(d[y], insert_sources(arr, obj, values, axis, 0), arr)
+    d[values] = gather_sources(d[y], insert_sources(arr, obj, values, axis, 1), values)
+
+
+@adjoint(np.delete, static=("obj",))
+def delete(y, arr, obj, axis=None):
+    d[arr] = gather_sources(d[y], delete_sources(arr, obj, axis), arr)
+
+
+nondifferentiable(ediff1d_parts, insert_sources, delete_sources)
+
+
+@adjoint(gather_sources, static=("sources", "like"))
+def gather_sources_adjoint(r, g, sources, like):
+    d[g] = spread_sources(d[r], sources)
+
+
+@adjoint(spread_sources, static=("sources",))
+def spread_sources_adjoint(r, t, sources):
+    d[t] = gather_sources(d[r], sources, t)
 
 
 @adjoint(np.partition)
@@ -477,6 +522,36 @@ def diff_tangent(y, a, n=1, axis=-1):
 @tangent(undiff, static=("x",))
 def undiff_tangent(r, g, x, n=1, axis=-1):
     d[r] = undiff(d[g], x, n, axis)
+
+
+@tangent(np.ediff1d)
+def ediff1d_tangent(y, ary, to_end=None, to_begin=None):
+    parts = ediff1d_parts(ary, to_end, to_begin)
+    # (axis None: the ends flattened, and they may be Python numbers)
+    d[y] = concatenated_piece(xp.diff(xp.ravel(d[ary])), y, parts, 1, None)
+    d[y] = concatenated_piece(d[to_end], y, parts, 2, None)
+    d[y] = concatenated_piece(d[to_begin], y, parts, 0, None)
+
+
+@tangent(np.insert, static=("obj",))
+def insert_tangent(y, arr, obj, values, axis=None):
+    # linear in arr and values together
+    d[y] = xp.insert(d[arr], obj, d[values], axis)
+
+
+@tangent(np.delete, static=("obj",))
+def delete_tangent(y, arr, obj, axis=None):
+    d[y] = xp.delete(d[arr], obj, axis)
+
+
+@tangent(gather_sources, static=("sources", "like"))
+def gather_sources_tangent(r, g, sources, like):
+    d[r] = gather_sources(d[g], sources, like)
+
+
+@tangent(spread_sources, static=("sources",))
+def spread_sources_tangent(r, t, sources):
+    d[r] = spread_sources(d[t], sources)
 
 
 @tangent(np.partition)

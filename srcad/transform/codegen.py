@@ -23,7 +23,7 @@ def to_source(tree: gast.AST) -> str:
     todo = [node]
     while todo:  # statements only: expressions hold no bodies
         part = todo.pop()
-        if isinstance(part, (ast.If, ast.For, ast.While, ast.FunctionDef)):
+        if isinstance(part, (ast.If, ast.For, ast.While, ast.With, ast.FunctionDef)):
             if not part.body:
                 part.body = [ast.Pass()]
             todo.extend(part.body)

@@ -78,8 +78,6 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
-    tree, errstate = inline_errstate(tree, source)
-    setanno(tree, "errstate", errstate)
     tree = stack_literals(tree, source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
     tree = fence(tree, source)
@@ -126,6 +124,8 @@ def transform(
     """
     source = parse_function(func)
     unbind_namespaces(source)
+    # before any pass reads the body: a tape's pushes inside the block are the body's
+    source.tree, errstate = inline_errstate(source.tree, source)
     namer = Namer.for_tree(source.tree)
     params = source.params
     if source.tree.args.vararg is not None:
@@ -148,7 +148,6 @@ def transform(
     functions = result if isinstance(result, list) else [result]
     texts = []
     reads = [entry for entries in source.reads.values() for entry in entries]
-    errstate = getanno(tree, "errstate")
     for function in functions:
         optimize(function, namer)
         rebind(function, source, namer, free, numpy_only=facts is not None)

@@ -115,7 +115,8 @@ FAMILIES = {
     "rebound defaults and closures", "helpers returning an argument",
     "second order of in-place updates", "second order of lists", "second order of helpers",
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
-    "sub-trees bound on two paths", "positional reduction options",
+    "sub-trees bound on two paths", "positional reduction options", "tuple names",
+    "arrays unpacked", "list displays stacked", "sum of a display", "np.errstate",
 }  # fmt: skip
 
 
@@ -384,7 +385,10 @@ class ProgramWriter:
             if kind < 0.18 and self.mutable:
                 out.append(self.update(names, loop))
             elif kind < 0.4 or depth > 2:
-                out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
+                if rng.random() < 0.12:
+                    out.extend(self.python_forms(names))
+                else:
+                    out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
             elif kind < 0.54 and self.second_order and (kind < 0.47 or not self.mutable):
                 if rng.random() < 0.3:
                     out.extend(self.rebinding(names))
@@ -415,6 +419,39 @@ class ProgramWriter:
                     ]
                 )
         return out
+
+    def python_forms(self, names: list[str]) -> list[list[str]]:
+        """Python that srcad rewrites into forms it differentiates: a name holding tuples,
+        an array unpacked into names, list displays NumPy converts, Python's sum of a
+        display, statements under np.errstate."""
+        rng = self.rng
+        target = rng.choice(TARGETS)
+        p, q = self.full_expr(names), self.full_expr(names)
+        choice = rng.random()
+        if choice < 0.25:
+            self.constructs.add("tuple names")
+            self.loops += 1
+            st = f"st{self.loops}"
+            return [[f"{st} = ({p}, {q})"], [f"{target} = {st}[0] * 0.5 + {st}[-1] * len({st})"]]
+        if choice < 0.45 and self.shape[0] >= 2:
+            self.constructs.add("arrays unpacked")
+            self.loops += 1
+            e0, e1 = f"e{self.loops}", f"f{self.loops}"
+            return [[f"{e0}, {e1} = ({p})[:2]"], [f"{target} = {target} + {e0} * {e1}"]]
+        if choice < 0.65:
+            self.constructs.add("list displays stacked")
+            scalars = f"np.sum({p}) * 0.1, np.max({q}) * 0.5, 1.0"
+            return [[f"{target} = {q} * np.mean(np.array([{scalars}]) ** 2)"]]
+        if choice < 0.8:
+            self.constructs.add("sum of a display")
+            return [[f"{target} = sum([{p}, {q} * 0.5])"]]
+        self.constructs.add("np.errstate")
+        return [
+            [
+                'with np.errstate(divide="ignore", invalid="ignore"):',
+                f"    {target} = {p}",
+            ]
+        ]
 
     def rebinding(self, names: list[str]) -> list[list[str]]:
         """A name bound in a loop that runs no turn or an untaken branch, then rebound

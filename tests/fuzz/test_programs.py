@@ -24,7 +24,8 @@ value, fails.
 Inputs are drawn until every comparison on data, every kink and every sort the program
 meets is at least ``MARGIN`` (relatively) from flipping, so that a finite-difference step
 never crosses one; exact ties (``np.maximum(a, b)`` where ``b`` is ``a`` computed again) stay
-ties under any step and are allowed.
+ties under any step and are allowed, also where rounding leaves them up to ``TIE`` apart
+(seed 181: a tie 1e-12 to 1e-10 apart in every draw).
 
 A fixed budget of seeds runs in CI; ``make fuzz`` runs a long campaign over fresh seeds
 (``SRCAD_FUZZ_START``, ``SRCAD_FUZZ_COUNT``); ``SRCAD_FUZZ_HYPOTHESIS`` sets how many programs
@@ -58,7 +59,7 @@ SEEDS = range(START, START + int(os.environ.get("SRCAD_FUZZ_COUNT", 40)))
 HYPOTHESIS_EXAMPLES = int(os.environ.get("SRCAD_FUZZ_HYPOTHESIS", 8))
 SECOND_ORDER_EVERY = 4
 MARGIN = 1e-3
-TIE = 1e-12
+TIE = 1e-9
 ATTEMPTS = 1000  # draws for inputs with margins (many kinks in loops: seed 1200230 needs 499)
 EPS = 1e-6
 _DIR = Path(tempfile.mkdtemp(prefix="srcad-fuzz-"))

@@ -61,3 +61,24 @@ def test_different_settings_and_other_contexts_are_refused():
         srcad.grad(two_settings)(X + 1.0)
     with pytest.raises(srcad.TransformError, match="'with' statements"):
         srcad.grad(other_context)(X)
+
+
+def in_a_loop_with_returns(x, y):
+    a = x * 1.0
+    b = y * x
+    for i in range(3):
+        if np.max(x[i]) > 1.9:
+            return np.sum(a * 0.5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = b * np.sin(a)
+        if a[2].sum() > 0.5:
+            return np.sum(x[i] ** 2 * a)
+    return np.sum(a + b)
+
+
+def test_second_order_through_loops_and_returns():
+    # the block was inlined after the passes that find a tape's pushes had run: reverse
+    # over reverse silently lost them (wrong Hessian-vector products; seed 228)
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-1, 1, (3, 3)), rng.uniform(-1, 1, 3)
+    srcad.check_grad(in_a_loop_with_returns, x, y, wrt=(0, 1), order=2, modes=("rev", "fwd"))
