@@ -365,7 +365,8 @@ class Derivative(Generic[P]):
             )
         mode = "grad" if self._with_value else "gradient"
         func = _plain(self._func)
-        generated = cached(func, self._wrt, self._single, mode).function
+        # the helpers written out: code differentiated again holds no derivative handles
+        generated = cached(func, self._wrt, self._single, mode, inline=True).function
         # the user's defaults as they are now (they may be reassigned after the build)
         generated.__defaults__ = func.__defaults__
         generated.__kwdefaults__ = func.__kwdefaults__
@@ -894,7 +895,9 @@ def _tree_gradient(derivative: Derivative, values: list[Any], structures: tuple)
     """The code of a derivative for pytree arguments of ``values``' structures (one
     parameter and one gradient per leaf), and how its gradients regroup."""
     mode = "grad" if derivative._with_value else "gradient"
-    gen = cached(_plain(derivative._func), derivative._wrt, False, mode, structures=structures)
+    gen = cached(
+        _plain(derivative._func), derivative._wrt, False, mode, structures=structures, inline=True
+    )
     _, groups = _wrt_leaves(values, derivative._wrt, derivative._params, structures)
     return gen, groups
 

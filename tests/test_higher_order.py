@@ -133,11 +133,32 @@ def calls_helper(x):
     return helper(x) * 2.0
 
 
-def test_second_order_through_calls_of_your_functions_is_a_clear_error():
-    with pytest.raises(srcad.TransformError, match="calling your function helper"):
-        srcad.grad(srcad.grad(calls_helper))(0.3)
-    with pytest.raises(srcad.TransformError, match="calling your function helper"):
-        srcad.hessian(calls_helper)(np.array([0.3, 0.2]))
+def recursive_helper(x, n):
+    if n == 0:
+        return x
+    return recursive_helper(np.sin(x) * x, n - 1)
+
+
+def calls_recursive_helper(x):
+    return np.sum(recursive_helper(x, 2))
+
+
+def summed_calls(x):
+    return np.sum(calls_helper(x))  # a helper calling a helper
+
+
+def test_second_order_through_calls_of_your_functions():
+    # the helpers are written out in the gradient that is differentiated again
+    x = np.array([0.3, 0.2])
+    expected = np.diag(2 * (2 * np.cos(x) - x * np.sin(x)))
+    np.testing.assert_allclose(srcad.hessian(summed_calls)(x), expected, atol=1e-12)
+    srcad.check_grad(summed_calls, x, order=2, modes=("rev", "fwd"))
+    d2 = 2 * (2 * np.cos(0.3) - 0.3 * np.sin(0.3))
+    assert srcad.grad(srcad.grad(calls_helper))(0.3) == pytest.approx(d2)
+    # a helper that cannot be written out (recursive) stays a call: a clear error
+    with pytest.raises(srcad.TransformError, match="calling your function recursive_helper"):
+        srcad.hessian(calls_recursive_helper)(x)
+    assert srcad.grad(calls_recursive_helper)(x).shape == x.shape  # first order as before
 
 
 def updates_in_place(x):

@@ -46,12 +46,15 @@ def cached(
     structures: tuple = (),
     facts: tuple | None = None,
     masked: bool = False,
+    inline: bool = False,
 ) -> Generated:
     """The derivative of ``func`` (``mode``: grad, vjp or jvp), transformed again only when
     stale; ``masked``: the variant whose derivatives flowing in may be masked (see
-    srcad/transform/analyses/masking.py)."""
+    srcad/transform/analyses/masking.py); ``inline``: with the user's helpers written out
+    (code to be differentiated again, srcad/transform/normalize/helpers.py)."""
     global builds
-    key, kept = _key(func, wrt, single, mode, has_aux, structures, facts, masked)
+    keyed_mode = f"{mode}/inline" if inline else mode
+    key, kept = _key(func, wrt, single, keyed_mode, has_aux, structures, facts, masked)
     found = _CACHE.get(key)
     if found is not None and _valid(found, kept, func):
         try:
@@ -66,7 +69,9 @@ def cached(
                 raise BuildInProgress(func.__qualname__)
             _BUILDING.add(key)
             try:
-                generated = transform(func, wrt, single, mode, has_aux, structures, facts, masked)
+                generated = transform(
+                    func, wrt, single, mode, has_aux, structures, facts, masked, inline
+                )
             except RecursionError:
                 code = func.__code__
                 raise UnsupportedConstructError(

@@ -22,6 +22,7 @@ from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
+from srcad.transform.normalize.helpers import inline_helpers
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
@@ -69,12 +70,15 @@ def normalize(
     has_aux: bool = False,
     structures: dict | None = None,
     outputs: bool = False,
+    inline: bool = False,
 ) -> gast.FunctionDef:
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
     tree = lower_comprehensions(lambdas_as_defs(source.tree), source, namer)
     tree = inline_local_functions(tree, source, namer)
+    if inline:
+        setanno(tree, "inlined", inline_helpers(tree, source, namer))
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
@@ -106,6 +110,7 @@ def transform(
     structures: tuple = (),
     facts: tuple | None = None,
     masked: bool = False,
+    inline: bool = False,
 ) -> Generated:
     """Transform ``func`` into its derivative: reverse mode (``mode``: grad or vjp) or
     forward mode (``mode="jvp"``: the function takes the parameters, then one tangent per
@@ -137,7 +142,17 @@ def transform(
     functional_updates(source.tree, source, namer)
     by_name = {params[k]: treedef for k, treedef in structures}
     refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
-    tree = normalize(source, namer, has_aux, by_name, outputs=mode in ("vjp", "jvp"))
+    tree = normalize(source, namer, has_aux, by_name, mode in ("vjp", "jvp"), inline)
+    rebound = free
+    if getanno(tree, "inlined"):
+        # the helpers' free names written out: rebound like the function's own (their
+        # snapshot entries are the helpers' globals, recorded by the inliner)
+        local = local_names(tree)
+        loaded = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - local
+        extra = {n: source.namespace[n] for n in loaded - set(free) if n in source.namespace}
+        rebound = {**free, **extra}
+        for name, obj in extra.items():
+            namer.bind_user_global(name, obj)
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     if mode == "jvp":
@@ -150,7 +165,7 @@ def transform(
     reads = [entry for entries in source.reads.values() for entry in entries]
     for function in functions:
         optimize(function, namer)
-        rebind(function, source, namer, free, numpy_only=facts is not None)
+        rebind(function, source, namer, rebound, numpy_only=facts is not None)
         if errstate is not None:
             wrap_errstate(function, errstate, namer)
         reads.extend(_namespace_reads(function, source, namer))
@@ -166,9 +181,8 @@ def transform(
         compiled[0].__kwdefaults__ = func.__kwdefaults__
     backward = compiled[1] if len(compiled) > 1 else None
     returns_value = getanno(functions[0], "returns_value") is not False
-    return Generated(
-        compiled[0], text, params, wrt_names, Snapshot(func, free, reads), backward, returns_value
-    )
+    snapshot = Snapshot(func, free, reads, getanno(tree, "inlined") or ())
+    return Generated(compiled[0], text, params, wrt_names, snapshot, backward, returns_value)
 
 
 def _namespace_reads(function: gast.FunctionDef, source: Source, namer: Namer) -> list:

@@ -49,7 +49,8 @@ def replaced(module: Any, attr: str) -> Any:
 
 class Snapshot:
     """The objects a function's free names (globals, closure cells, builtins), its
-    defaults and the attributes it reaches were bound to when it was transformed.
+    defaults and the attributes it reaches were bound to when it was transformed (and the
+    code and defaults of the helpers written out in it).
 
     ``current()`` says whether they all still are: one compiled expression of identity
     tests, cheap enough for every call. The function itself is held weakly, so that a
@@ -61,6 +62,7 @@ class Snapshot:
         func: Callable,
         free: dict[str, Any],
         reads: Iterable[tuple[Any, str, Any]] = (),
+        functions: Iterable[Callable] = (),
     ) -> None:
         values: dict[str, Any] = {}
 
@@ -87,6 +89,11 @@ class Snapshot:
             else:
                 terms.append(f"{name!r} not in {scope}")
                 terms.append(f"{builtin}[{name!r}] is {bind(obj)}")
+        for helper in functions:  # helpers written out in the code: their code, defaults
+            h = bind(helper)
+            terms.append(f"{h}.__code__ is {bind(helper.__code__)}")
+            terms.append(f"{h}.__defaults__ is {bind(helper.__defaults__)}")
+            terms.append(f"{h}.__kwdefaults__ is {bind(helper.__kwdefaults__)}")
         seen = set()
         for where, key, obj in reads:
             if (id(where), key) not in seen:

@@ -302,19 +302,14 @@ def test_issue_16_families(f, spec):
     check_first_order(f, spec, leaves, w, seed=3)
 
 
-# open: second derivatives ----------------------------------------------------------------
+# second derivatives ---------------------------------------------------------------------
 def calls_a_helper(x):
     return np.sum(helper(x, 0.5))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=srcad.UnsupportedConstructError,
-    reason="second derivatives through calls of user functions: the gradient's code calls "
-    "the callee's forward/backward pair, which is not differentiated again (a clear error "
-    "naming the callee since 7ccbbeb; it named srcad's internals before)",
-)
 def test_second_order_through_a_helper_call():
+    # was open (a clear error): the gradient differentiated again now has the helper
+    # written out (srcad/transform/normalize/helpers.py)
     srcad.check_grad(calls_a_helper, X1, order=2, modes=("fwd", "rev"))
 
 
