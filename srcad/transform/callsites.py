@@ -165,14 +165,19 @@ def differentiated_arguments(
         if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
             continue
         if name not in params:
-            raise source.error(
-                f"{op.label}: a differentiable value passed as '*' or keyword-only "
-                f"argument '{name}' is not supported yet",
-                where,
-            )
+            raise _keyword_only(op, name, source, where)
         wrt.append(params.index(name) - len(leading))
         arguments.append(value)
     return wrt, arguments, structures
+
+
+def _keyword_only(op: Op, name: str, source: Source, where: gast.AST) -> Exception:
+    """The error for a differentiable value given as a '*' or keyword-only argument."""
+    return source.error(
+        f"{op.label}: a differentiable value passed as '*' or keyword-only argument "
+        f"'{name}' is not supported yet",
+        where,
+    )
 
 
 def _flat_call_arguments(
@@ -192,11 +197,7 @@ def _flat_call_arguments(
         if not operand_names(node) & activity.varied:
             continue
         if name not in params:
-            raise source.error(
-                f"{op.label}: a differentiable value passed as '*' or keyword-only "
-                f"argument '{name}' is not supported yet",
-                where,
-            )
+            raise _keyword_only(op, name, source, where)
         given.append((params.index(name), [node]))
     wrt: list[int] = []
     arguments: list[gast.expr] = []
