@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad import pytree
 from srcad.arraytypes import check_arrays
-from srcad.callables import Target, resolve
+from srcad.callables import Target, resolve, varargs_caller
 from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
@@ -91,6 +91,9 @@ def _normalize_wrt(
             if item not in params:
                 raise ValueError(f"wrt={item!r} names no parameter of {name}{tuple(params)}")
             indices.append(params.index(item))
+        elif item >= len(params) and _has_varargs(func):
+            indices.append(item)  # one of the *args: checked against the call's count
+            continue
         else:
             if not -len(params) <= item < len(params):
                 raise ValueError(
@@ -103,12 +106,23 @@ def _normalize_wrt(
     return tuple(indices), single
 
 
-def _target(f: Any) -> Target:
+def _has_varargs(func: Any) -> bool:
+    """Whether ``func`` is a Python function with a ``*args`` parameter."""
+    code = getattr(func, "__code__", None)
+    return code is not None and bool(code.co_flags & inspect.CO_VARARGS)
+
+
+def _target(f: Any, count: int | None = None) -> Target:
     """:func:`srcad.callables.resolve`, and a derivative of a partial, method or callable
     object as the derivative of the function behind it with the same bound arguments
-    (so it can be differentiated again)."""
+    (so it can be differentiated again); with ``count`` positional arguments, a derivative
+    of a function with ``*args`` is the one for that count."""
     target = resolve(f)
     inner = target.function
+    if isinstance(inner, Derivative) and inner._varargs and count is not None:
+        if count + len(target.prefix) > len(inner._params):
+            inner = inner._with_count(count + len(target.prefix) + len(inner._prefix))
+            target = Target(inner, target.prefix, target.keywords)
     if isinstance(inner, Derivative) and (inner._prefix or inner._keywords):
         wrt = inner._wrt[0] if inner._single else inner._wrt
         unbound = Derivative(inner._func, wrt, inner._with_value, inner._has_aux)
@@ -264,6 +278,9 @@ class Derivative(Generic[P]):
         self._target = func if inspect.isfunction(func) and _plain(func) is func else None
         self._signature = LiveSignature(func)
         self._params = _positional_params(func)
+        # *args: each count of positional arguments gets a caller with that many parameters
+        self._varargs = _has_varargs(func)
+        self._counts: dict[int, Derivative] = {}
         params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
         self._arity = len(params) if plain else -1
@@ -373,6 +390,10 @@ class Derivative(Generic[P]):
         return generated
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
+        if self._varargs and len(self._prefix) + len(args) > len(self._params):
+            return self._with_count(len(self._prefix) + len(args))(
+                *self._prefix, *args, **{**self._keywords, **kwargs}
+            )
         try:
             if self._prefix:
                 # the object of a bound method first: no longer just f's arguments
@@ -424,6 +445,20 @@ class Derivative(Generic[P]):
             hide_internal_frames(exc)
             raise
         return self._one_element(args, kwargs)
+
+    def _with_count(self, count: int) -> Derivative:
+        """This derivative for calls with ``count`` positional arguments (``*args``)."""
+        found = self._counts.get(count)
+        if found is None:
+            for k in self._wrt:
+                if k >= count:
+                    raise ValueError(
+                        f"wrt={k} is out of range: the call gives {count} positional arguments"
+                    )
+            wrt = self._wrt[0] if self._single else self._wrt
+            caller = varargs_caller(self._func, count)
+            found = self._counts[count] = Derivative(caller, wrt, self._with_value, self._has_aux)
+        return found
 
     def _one_element(self, args: tuple, kwargs: dict) -> Any:
         """The gradient of a function whose output has one element but more than zero
@@ -731,7 +766,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and vjp returns ``(out, pullback, aux)``.
     """
-    target = _target(f)
+    target = _target(f, len(primals))
     prefix, keywords = target.prefix, target.keywords
     inner = target.function
     if isinstance(inner, Derivative) and not has_aux:
@@ -742,6 +777,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     f = _plain(inner)
     _check_function(f)
     primals = (*prefix, *primals)
+    if _has_varargs(f) and len(primals) > len(_positional_params(f)):
+        f = varargs_caller(f, len(primals))
     params = _positional_params(f)
     check_arrays(primals, _labels(params, len(primals)))
     if len(primals) > len(params) and params:
@@ -828,9 +865,9 @@ def jvp(
     argument that is not differentiated (and for integers, strings, ...). With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and jvp returns ``(out, tangent, aux)``.
     """
-    target = _target(f)
-    prefix, keywords = target.prefix, target.keywords
     primals, tangents = tuple(primals), tuple(tangents)
+    target = _target(f, len(primals))
+    prefix, keywords = target.prefix, target.keywords
     if len(primals) != len(tangents):
         raise ValueError(
             f"jvp needs one tangent per primal: got {len(primals)} primals and "
@@ -845,6 +882,8 @@ def jvp(
             return _jvp_of_tree_gradient(inner, values, padded, structures, keywords)
     f = _plain(inner)
     _check_function(f)
+    if _has_varargs(f) and len(prefix) + len(primals) > len(_positional_params(f)):
+        f = varargs_caller(f, len(prefix) + len(primals))
     params = _positional_params(f)
     names = params  # the bound arguments' parameters first, as in ``f``
     labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]

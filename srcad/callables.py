@@ -196,3 +196,47 @@ def _reference(f: Any) -> tuple[str, dict[str, Any]]:
                 dotted = ".".join([root, *parts[1:end], name])
                 return dotted, {root: importlib.import_module(parts[0])}
     return "__srcad_callee__", {"__srcad_callee__": f}
+
+
+_COUNTED: dict[tuple, Callable] = {}
+
+
+def varargs_caller(f: Callable, count: int) -> Callable:
+    """``def f(a, b, args_0, args_1, *, k=...): return f(a, b, args_0, args_1, k=k)``: a
+    function of ``f``'s with ``*args`` for calls with ``count`` positional arguments (its
+    call of ``f`` is differentiated as any call of a function of yours)."""
+    key = (id(f), count)
+    found = _COUNTED.get(key)
+    if found is not None and found.__srcad_callee__ is f:  # type: ignore[attr-defined]
+        return found
+    signature = inspect.signature(f)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [p.name for p in signature.parameters.values() if p.kind in kinds]
+    star = next(
+        p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_POSITIONAL
+    )
+    extra = [f"{star}_{k}" for k in range(count - len(named))]
+    keyword_only = [
+        p for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    positional = ", ".join([*named, *extra])
+    keywords = [p.name for p in keyword_only]
+    head = ", ".join([*named, *extra, *(["*", *keywords] if keywords else [])])
+    call = ", ".join([positional, *(f"{k}={k}" for k in keywords)])
+    name = f.__name__ if f.__name__.isidentifier() else "f"
+    text = f"def {name}({head}):\n    return __srcad_callee__({call})\n"
+    caller = compile_source(text, {"__srcad_callee__": f}, f"call of {name} with {count}")[name]
+    caller.__defaults__ = (
+        tuple(
+            p.default
+            for p in signature.parameters.values()
+            if p.kind in kinds and p.default is not p.empty
+        )
+        or None
+    )
+    caller.__kwdefaults__ = {
+        p.name: p.default for p in keyword_only if p.default is not p.empty
+    } or None
+    caller.__srcad_callee__ = f  # type: ignore[attr-defined]
+    _COUNTED[key] = caller
+    return caller

@@ -270,3 +270,39 @@ def test_higher_order_of_a_non_scalar_output_is_refused_not_summed():
         srcad.jvp(srcad.grad(vector), (X,), (X,))
     with pytest.raises(TypeError, match="scalar output"):
         srcad.grad(sum_of_gradient)(X)
+
+
+# *args in the function differentiated ----------------------------------------------------
+
+
+def star(*args):
+    return np.sum(args[0] * args[1] ** 2)
+
+
+def weighted(w, *xs, scale=1.0):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.tanh(w * x))
+    return total * scale
+
+
+def calls_star(x, y):
+    return star(x, y, 2.0) + weighted(x, y)
+
+
+def test_star_args_indexed_like_the_call_in_every_api():
+    # wrt counts the call's positional arguments, as JAX's argnums do
+    np.testing.assert_allclose(srcad.grad(star)(X, X + 1), (X + 1) ** 2)
+    dx, dy = srcad.grad(star, wrt=(0, 1))(X, X + 1)
+    np.testing.assert_allclose(dy, 2 * X * (X + 1))
+    srcad.check_grad(weighted, X, X, 2 * X, wrt=(0, 1, 2), order=2, modes=("rev", "fwd"))
+    g = srcad.grad(weighted, wrt=2)(X, X, 2 * X, scale=3.0)
+    np.testing.assert_allclose(g, 3.0 * X * (1 - np.tanh(2 * X * X) ** 2))
+    _, pullback = srcad.vjp(star, X, X + 1)
+    np.testing.assert_allclose(pullback(1.0)[1], dy)
+    _, t = srcad.jvp(star, (X, X + 1), (np.ones(3), None))
+    assert t == pytest.approx(np.sum((X + 1) ** 2))
+    np.testing.assert_allclose(srcad.hessian(star, wrt=1)(X, X + 1), np.diag(2 * X))
+    srcad.check_grad(calls_star, X, X + 1, wrt=(0, 1), order=2, modes=("rev", "fwd"))
+    with pytest.raises(ValueError, match="out of range"):
+        srcad.grad(star, wrt=2)(X, X)

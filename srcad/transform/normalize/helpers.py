@@ -4,9 +4,10 @@ its derivative then holds no calls of derivative handles, which srcad cannot dif
 yet, only the helpers' bodies.
 
 A helper is inlined when it is a plain Python function of the user's (no closure, no
-``*args``/``**kwargs``, not recursive, no local functions or lambdas, no ``global``,
-``try``, ``with`` or ``yield``), called where it runs once per statement (not in a
-comprehension, a conditional expression, a short-circuit operand or a ``while`` test), its
+``**kwargs``, not recursive, no local functions or lambdas, no ``global``, ``try``,
+``with`` or ``yield``; ``*args`` becomes the tuple of the call's arguments), called where
+it runs once per statement (not in a comprehension, a conditional expression, a
+short-circuit operand or a ``while`` test), its
 ``return`` statements sit outside loops and every path returns a value (it ends in
 ``return <value>``). Its parameters become fresh names bound to the
 arguments (defaults as the function has them now), its locals fresh names, its free names
@@ -127,7 +128,7 @@ class _Inliner:
             or lookup(helper) is not None
             or is_library_function(helper)
             or helper.__closure__
-            or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+            or code.co_flags & inspect.CO_VARKEYWORDS
             or getattr(helper, "__wrapped__", None) is not None
             or hasattr(helper, "srcad_handle")
         ):
@@ -227,7 +228,7 @@ def _absent() -> Any:
 def _simple(tree: gast.FunctionDef) -> bool:
     """Whether the helper's body has nothing the inliner cannot write out in a caller."""
     args = tree.args
-    if args.vararg or args.kwarg or args.posonlyargs:
+    if args.kwarg or args.posonlyargs:
         return False
     for node in gast.walk(gast.Module(body=tree.body, type_ignores=[])):
         if isinstance(node, _UNSUPPORTED):
@@ -266,7 +267,11 @@ def _bind(helper: Callable, call: gast.Call) -> dict[str, gast.expr] | None:
         return None
     out: dict[str, gast.expr] = {}
     for param in signature.parameters.values():
-        if param.name in bound.arguments:
+        if param.kind is param.VAR_POSITIONAL:
+            # *args: the tuple written out (a name holding it is split into one per element)
+            elts = list(bound.arguments.get(param.name, ()))
+            out[param.name] = gast.Tuple(elts=elts, ctx=gast.Load())
+        elif param.name in bound.arguments:
             out[param.name] = bound.arguments[param.name]
         elif param.default is not param.empty and _is_literal(param.default):
             out[param.name] = build.const(param.default)
