@@ -270,6 +270,22 @@ def test_higher_order_of_a_non_scalar_output_is_refused_not_summed():
         srcad.jvp(srcad.grad(vector), (X,), (X,))
     with pytest.raises(TypeError, match="scalar output"):
         srcad.grad(sum_of_gradient)(X)
+    # value_and_grad's code differentiated again too (it once summed silently)
+    with pytest.raises(TypeError, match="scalar output"):
+        srcad.jvp(srcad.value_and_grad(vector), (X,), (X,))
+
+
+def one_element_through_an_index(x, w):
+    a = x * 1.0
+    b = x[-1] + a  # x[-1] is 0-d, b has one element: its adjoint must reduce to 0-d
+    return (a + b * np.sin(a)) * w
+
+
+def test_second_order_of_a_one_element_output_assumes_no_scalar():
+    # the gradient's shapes were derived from a scalar output: dx[-1] = db, with db of
+    # shape (1,), failed (fuzz seed 1601173)
+    x, w = np.array([0.4]), np.array([1.3])
+    srcad.check_grad(one_element_through_an_index, x, w, order=2, modes=("rev", "fwd"))
 
 
 # *args in the function differentiated ----------------------------------------------------

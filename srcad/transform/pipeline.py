@@ -159,7 +159,7 @@ def transform(
         result = forward(tree, source, namer, wrt_names, masked)
     else:
         ranks = dict(zip(params, facts)) if facts is not None else None
-        result = reverse(tree, source, namer, wrt_names, single, mode, ranks, masked)
+        result = reverse(tree, source, namer, wrt_names, single, mode, ranks, masked, inline)
     functions = result if isinstance(result, list) else [result]
     texts = []
     reads = [entry for entries in source.reads.values() for entry in entries]

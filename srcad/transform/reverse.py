@@ -1024,6 +1024,7 @@ def reverse(
     mode: str = "grad",
     facts: dict[str, Rank] | None = None,
     masked: bool = False,
+    again: bool = False,
 ) -> gast.FunctionDef | list[gast.FunctionDef]:
     """Build the gradient function of the normalized ``tree`` with respect to ``wrt``.
 
@@ -1040,6 +1041,8 @@ def reverse(
     ``masked``: the cotangents of the outputs may be zero where a selection in the caller
     did not choose them (a helper's call there); the backward rules reading them then
     multiply zero-safely.
+    ``again``: the code will be differentiated again (no caller checks its output): it
+    checks that the output is a scalar or has one element, and starts from ones.
     """
     body = list(tree.body)
     ret = body.pop()
@@ -1066,7 +1069,10 @@ def reverse(
     annotate_purity(body, source, local)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, inputs) - set().union(*groups.values())
-    shapes = analyse_shapes(body, source, local, stable, output if mode != "vjp" else None)
+    # code to be differentiated again checks its output at run time (one element is
+    # allowed there): nothing may assume it a scalar
+    scalar = output if mode != "vjp" and not again else None
+    shapes = analyse_shapes(body, source, local, stable, scalar)
     ctx = _Context(
         source, namer, local, activity, shapes, namer.fresh("xp"), namer.fresh_temp("tape"),
         {}, stable, getanno(tree, "setitem") or (),
@@ -1183,7 +1189,7 @@ def reverse(
         setanno(new, "returns_value", with_value)
         new.name = namer.fresh(("value_and_grad_" if with_value else "grad_") + tree.name)
         seed_value: gast.expr = build.const(1.0)
-        if not with_value and facts is None:
+        if again:
             # no caller sees the value to check it is a scalar (a gradient differentiated
             # again): the code checks, and starts an output of one element from ones
             helper = namer.bind_global(accumulate.seed_like, "seed_like")
