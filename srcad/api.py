@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad import pytree
 from srcad.arraytypes import check_arrays
-from srcad.callables import Target, resolve, varargs_caller
+from srcad.callables import Target, known_caller, new_caller, resolve, varargs_caller
 from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
@@ -26,7 +26,6 @@ from srcad.transform.calls import (
     LiveSignature,
     call_arguments,
 )
-from srcad.transform.codegen import compile_source
 from srcad.transform.hints import RULES_HELP
 from srcad.transform.normalize.derivatives import FACTORIES, JVPS
 from srcad.transform.pipeline import Generated
@@ -129,6 +128,17 @@ def _target(f: Any, count: int | None = None) -> Target:
         prefix = (*inner._prefix, *target.prefix)
         return Target(unbound, prefix, {**inner._keywords, **target.keywords})
     return target
+
+
+def _called_function(inner: Any, count: int) -> Callable:
+    """The Python function ``vjp``/``jvp`` transform for ``inner`` called with ``count``
+    positional arguments (a derivative's generated code, a rule's caller, one parameter
+    each for ``*args``)."""
+    f = _plain(inner)
+    _check_function(f)
+    if _has_varargs(f) and count > len(_positional_params(f)):
+        f = varargs_caller(f, count)
+    return f
 
 
 def caller_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
@@ -261,10 +271,7 @@ class Derivative(Generic[P]):
         self._prefix: tuple[Any, ...] = target.prefix
         self._keywords = target.keywords
         wrt = indices[0] if single else indices
-        func = target.function
-        wrapped = (Derivative, CustomVJP, CustomJVP, Checkpointed)
-        if not isinstance(func, wrapped) and not hasattr(func, "srcad_handle"):
-            _check_function(func)
+        func = target.function  # (checked by _resolve_wrt)
         self._func = func
         self._wrt, self._single = _normalize_wrt(func, wrt)
         self._with_value = with_value
@@ -574,27 +581,20 @@ def _plain(f: Callable) -> Callable:
     return f
 
 
-_CALLERS: dict[int, tuple[Any, Callable]] = {}
-
-
 def _caller(obj: Any) -> Callable:
     """``def name(a, b=...): return obj(a, b)``, generated once per object."""
-    found = _CALLERS.get(id(obj))
-    if found is not None and found[0] is obj:
-        if found[1].__defaults__ is not obj.fun.__defaults__:
-            found[1].__defaults__ = obj.fun.__defaults__  # rebound since: the caller's too
-        return found[1]
     fun = obj.fun
-    params = _positional_params(fun)
-    if len(params) != len(inspect.signature(fun).parameters):
-        raise TypeError(f"{fun.__name__}: differentiate a function of positional parameters")
-    name = fun.__name__ if fun.__name__.isidentifier() else "f"
-    args = ", ".join(params)
-    text = f"def {name}({args}):\n    return __srcad_callee__({args})\n"
-    scope = compile_source(text, {"__srcad_callee__": obj}, f"call of {name}")
-    caller = scope[name]
-    caller.__defaults__ = fun.__defaults__
-    _CALLERS[id(obj)] = (obj, caller)
+    caller = known_caller(("rule", id(obj)), obj)
+    if caller is None:
+        params = _positional_params(fun)
+        if len(params) != len(inspect.signature(fun).parameters):
+            raise TypeError(f"{fun.__name__}: differentiate a function of positional parameters")
+        name = fun.__name__ if fun.__name__.isidentifier() else "f"
+        args = ", ".join(params)
+        scope = {"__srcad_callee__": obj}
+        caller = new_caller(("rule", id(obj)), obj, name, args, f"__srcad_callee__({args})", scope)
+    if caller.__defaults__ is not fun.__defaults__:
+        caller.__defaults__ = fun.__defaults__  # (rebound since: the caller's too)
     return caller
 
 
@@ -774,11 +774,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         structures = _structures(values, inner._wrt)
         if structures:  # a gradient with respect to pytrees, differentiated again
             return _vjp_of_tree_gradient(inner, values, structures, keywords, len(prefix))
-    f = _plain(inner)
-    _check_function(f)
     primals = (*prefix, *primals)
-    if _has_varargs(f) and len(primals) > len(_positional_params(f)):
-        f = varargs_caller(f, len(primals))
+    f = _called_function(inner, len(primals))
     params = _positional_params(f)
     check_arrays(primals, _labels(params, len(primals)))
     if len(primals) > len(params) and params:
@@ -880,10 +877,7 @@ def jvp(
         if structures:  # a gradient with respect to pytrees, differentiated again
             padded = [*(None,) * len(prefix), *tangents]
             return _jvp_of_tree_gradient(inner, values, padded, structures, keywords)
-    f = _plain(inner)
-    _check_function(f)
-    if _has_varargs(f) and len(prefix) + len(primals) > len(_positional_params(f)):
-        f = varargs_caller(f, len(prefix) + len(primals))
+    f = _called_function(inner, len(prefix) + len(primals))
     params = _positional_params(f)
     names = params  # the bound arguments' parameters first, as in ``f``
     labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]
@@ -955,6 +949,7 @@ def _vjp_of_tree_gradient(
         functools.partial(gen.function, **keywords), *_expand(values, structures)
     )
     trees = dict(structures)
+    counts = {k: len(pytree.flatten(values[k])[0]) for k in trees}
 
     def flat(grads: Any) -> tuple:
         grads = (grads,) if derivative._single else tuple(grads)
@@ -972,10 +967,9 @@ def _vjp_of_tree_gradient(
             cotangents = flat_pullback(flat(cotangent))
         it = iter(cotangents)
         result = []
-        for k, value in enumerate(values):
+        for k in range(len(values)):
             if k in trees:
-                count = len(pytree.flatten(value)[0])
-                result.append(pytree.unflatten(trees[k], [next(it) for _ in range(count)]))
+                result.append(pytree.unflatten(trees[k], [next(it) for _ in range(counts[k])]))
             else:
                 result.append(next(it))
         return tuple(result[bound:])
@@ -1121,9 +1115,9 @@ def _jacobian_of_jacobian(
             "for a scalar function use srcad.hessian"
         )
     (i,), (k,) = indices, outer
-    function = _plain(resolve(f).function)
     if resolve(f).function is not f:
         raise TypeError("jacobian of a jacobian needs a plain Python function")
+    function = _plain(f)
 
     @boundary
     def jacobian_of_jacobian(*args: Any) -> Any:

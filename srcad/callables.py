@@ -140,11 +140,31 @@ def _is_library_callable(f: Any) -> bool:
 _CALLERS: dict[tuple, Callable] = {}
 
 
+def known_caller(key: tuple, callee: Any) -> Callable | None:
+    """The caller :func:`new_caller` made for ``key``, if it still calls ``callee``."""
+    found = _CALLERS.get(key)
+    if found is not None and found.__srcad_callee__ is callee:  # type: ignore[attr-defined]
+        return found
+    return None
+
+
+def new_caller(
+    key: tuple, callee: Any, name: str, params: str, call: str, scope: dict[str, Any]
+) -> Callable:
+    """``def name(params): return call`` compiled in ``scope``, kept for ``key``: a
+    function srcad reads whose body calls ``callee``."""
+    text = f"def {name}({params}):\n    return {call}\n"
+    caller = compile_source(text, scope, f"call of {name}")[name]
+    caller.__srcad_callee__ = callee  # type: ignore[attr-defined]
+    _CALLERS[key] = caller
+    return caller
+
+
 def _calling(f: Any, keywords: list[str]) -> Callable:
     """``def sin(x): return np.sin(x)``: a function srcad reads, calling ``f``."""
-    key = (id(f), tuple(keywords))
-    found = _CALLERS.get(key)
-    if found is not None and found.__srcad_callee__ is f:  # type: ignore[attr-defined]
+    key = ("library", id(f), tuple(keywords))
+    found = known_caller(key, f)
+    if found is not None:
         return found
     name = getattr(f, "__name__", "")
     name = name if name.isidentifier() else "f"
@@ -154,11 +174,7 @@ def _calling(f: Any, keywords: list[str]) -> Callable:
     named = ", ".join(f"{k}={k}" for k in keywords)
     signature = ", ".join([*params, *(["*", *keywords] if keywords else [])])
     call = ", ".join(part for part in (args, named) if part)
-    text = f"def {name}({signature}):\n    return {reference}({call})\n"
-    caller = compile_source(text, scope, f"call of {name}")[name]
-    caller.__srcad_callee__ = f  # type: ignore[attr-defined]
-    _CALLERS[key] = caller
-    return caller
+    return new_caller(key, f, name, signature, f"{reference}({call})", scope)
 
 
 def _required_params(f: Any) -> list[str]:
@@ -198,16 +214,13 @@ def _reference(f: Any) -> tuple[str, dict[str, Any]]:
     return "__srcad_callee__", {"__srcad_callee__": f}
 
 
-_COUNTED: dict[tuple, Callable] = {}
-
-
 def varargs_caller(f: Callable, count: int) -> Callable:
     """``def f(a, b, args_0, args_1, *, k=...): return f(a, b, args_0, args_1, k=k)``: a
     function of ``f``'s with ``*args`` for calls with ``count`` positional arguments (its
     call of ``f`` is differentiated as any call of a function of yours)."""
-    key = (id(f), count)
-    found = _COUNTED.get(key)
-    if found is not None and found.__srcad_callee__ is f:  # type: ignore[attr-defined]
+    key = ("varargs", id(f), count)
+    found = known_caller(key, f)
+    if found is not None:
         return found
     signature = inspect.signature(f)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -224,8 +237,8 @@ def varargs_caller(f: Callable, count: int) -> Callable:
     head = ", ".join([*named, *extra, *(["*", *keywords] if keywords else [])])
     call = ", ".join([positional, *(f"{k}={k}" for k in keywords)])
     name = f.__name__ if f.__name__.isidentifier() else "f"
-    text = f"def {name}({head}):\n    return __srcad_callee__({call})\n"
-    caller = compile_source(text, {"__srcad_callee__": f}, f"call of {name} with {count}")[name]
+    scope = {"__srcad_callee__": f}
+    caller = new_caller(key, f, name, head, f"__srcad_callee__({call})", scope)
     caller.__defaults__ = (
         tuple(
             p.default
@@ -237,6 +250,4 @@ def varargs_caller(f: Callable, count: int) -> Callable:
     caller.__kwdefaults__ = {
         p.name: p.default for p in keyword_only if p.default is not p.empty
     } or None
-    caller.__srcad_callee__ = f  # type: ignore[attr-defined]
-    _COUNTED[key] = caller
     return caller

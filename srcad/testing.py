@@ -8,7 +8,16 @@ from typing import Any
 import numpy as np
 
 from srcad import pytree
-from srcad.api import Wrt, _labels, _positional_params, caller_wrt, grad, jvp, vjp
+from srcad.api import (
+    Wrt,
+    _has_one_element,
+    _labels,
+    _positional_params,
+    caller_wrt,
+    grad,
+    jvp,
+    vjp,
+)
 from srcad.arraytypes import check_arrays
 from srcad.tracebacks import boundary
 
@@ -44,10 +53,7 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
 def _number(value: Any) -> Any:
     """An output of one element in an array of shape (1,), (1, 1), ... as a 0-d array (grad
     accepts them, seeding ones); anything else as it is."""
-    shape = getattr(value, "shape", None)
-    if shape and all(n == 1 for n in shape):
-        return value.reshape(())
-    return value
+    return value.reshape(()) if _has_one_element(value) else value
 
 
 def _numerical_tree_grad(f: Callable, args: list[Any], index: int, eps: float) -> Any:

@@ -14,6 +14,7 @@ import gast
 
 from srcad.errors import SourceUnavailableError, TransformError, UnsupportedConstructError
 from srcad.transform.freshness import check_source
+from srcad.transform.naming import Namer
 from srcad.transform.snapshot import stored
 
 _MISSING = object()
@@ -69,6 +70,13 @@ class Source:
         """The stripped source line ``node`` starts on."""
         text = self.location(node)[3]
         return text.strip() if text else ""
+
+    def bind(self, namer: Namer, obj: Any, preferred: str) -> str:
+        """A global name for ``obj`` in the generated code, which this source resolves too
+        (a helper a pass writes calls of: later passes classify those calls)."""
+        name = namer.bind_global(obj, preferred)
+        self.namespace[name] = obj
+        return name
 
     def lookup(self, name: str) -> Any:
         """The object a free name refers to: closure, then globals, then builtins."""

@@ -78,7 +78,9 @@ def normalize(
     tree = lower_comprehensions(lambdas_as_defs(source.tree), source, namer)
     tree = inline_local_functions(tree, source, namer)
     if inline:
-        setanno(tree, "inlined", inline_helpers(tree, source, namer))
+        helpers, names = inline_helpers(tree, source, namer)
+        setanno(tree, "inlined", helpers)
+        setanno(tree, "inlined_names", names)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
@@ -143,16 +145,12 @@ def transform(
     by_name = {params[k]: treedef for k, treedef in structures}
     refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
     tree = normalize(source, namer, has_aux, by_name, mode in ("vjp", "jvp"), inline)
-    rebound = free
-    if getanno(tree, "inlined"):
-        # the helpers' free names written out: rebound like the function's own (their
-        # snapshot entries are the helpers' globals, recorded by the inliner)
-        local = local_names(tree)
-        loaded = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - local
-        extra = {n: source.namespace[n] for n in loaded - set(free) if n in source.namespace}
-        rebound = {**free, **extra}
-        for name, obj in extra.items():
-            namer.bind_user_global(name, obj)
+    # the helpers' free names written out: rebound like the function's own (their
+    # snapshot entries are the helpers' globals, recorded by the inliner)
+    extra = {n: o for n, o in (getanno(tree, "inlined_names") or {}).items() if n not in free}
+    for name, obj in extra.items():
+        namer.bind_user_global(name, obj)
+    rebound = {**free, **extra}
     leaves = getanno(tree, "leaves") or {}
     wrt_names = [leaf for i in wrt for leaf in leaves.get(params[i], [params[i]])]
     if mode == "jvp":

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy
 
-_ABSENT = object()
+#: what a namespace holds for a name it lacks, in snapshot entries
+ABSENT = object()
 
 #: NumPy's and math's functions as srcad found them on import: rule templates and
 #: generated code call them by name (``xp.cos`` in the adjoint of ``np.sin``)
@@ -24,13 +25,13 @@ def stored(base: Any, attr: str) -> list[tuple[Any, str, Any]]:
     identities decide what it denotes (none when a property or ``__getattr__`` computes it)."""
     if isinstance(base, ModuleType):
         namespace = vars(base)
-        return [(namespace, attr, namespace.get(attr, _ABSENT))]
+        return [(namespace, attr, namespace.get(attr, ABSENT))]
     entries = []
     own = getattr(base, "__dict__", None)
     if not isinstance(base, type) and isinstance(own, dict):
         if attr in own:
             return [(own, attr, own[attr])]
-        entries.append((own, attr, _ABSENT))  # an instance attribute set later shadows it
+        entries.append((own, attr, ABSENT))  # an instance attribute set later shadows it
     for klass in base.__mro__ if isinstance(base, type) else type(base).__mro__:
         namespace = vars(klass)
         if attr in namespace:
@@ -43,8 +44,8 @@ def replaced(module: Any, attr: str) -> Any:
     genuine = _GENUINE.get(module)
     if genuine is None or attr not in genuine:
         return None  # (what NumPy adds later, e.g. a lazily imported submodule, is its own)
-    now = vars(module).get(attr, _ABSENT)
-    return None if now is genuine.get(attr, _ABSENT) else now
+    now = vars(module).get(attr, ABSENT)
+    return None if now is genuine.get(attr, ABSENT) else now
 
 
 class Snapshot:
@@ -98,7 +99,7 @@ class Snapshot:
         for where, key, obj in reads:
             if (id(where), key) not in seen:
                 seen.add((id(where), key))
-                if obj is _ABSENT:
+                if obj is ABSENT:
                     terms.append(f"{key!r} not in {bind(where)}")
                 else:
                     terms.append(f"{bind(where)}[{key!r}] is {bind(obj)}")

@@ -36,8 +36,7 @@ def keep_augmented_dtypes(tree: gast.FunctionDef, source: Source, namer: Namer) 
     """``x = x op y`` made from ``x op= y`` becomes ``x = kept_dtype(x op y, x)``: NumPy
     computes an augmented assignment into the array, so its dtype stays (a float32 ``u``
     plus a float64 value stays float32). Lists (``xs += ys``) are left to their own pass."""
-    helper = namer.bind_global(inplace.kept_dtype, "kept_dtype")
-    source.namespace[helper] = inplace.kept_dtype
+    helper = source.bind(namer, inplace.kept_dtype, "kept_dtype")
     lists = source.lists or set()
     for stmt in all_statements(tree.body):
         if (

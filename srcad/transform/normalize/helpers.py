@@ -31,10 +31,10 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source, parse_function
-from srcad.transform.libraries import is_library_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.walk import RenameNames, is_docstring
+from srcad.transform.snapshot import ABSENT
 
 _UNSUPPORTED = (
     gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal, gast.Try, gast.With,
@@ -43,12 +43,15 @@ _UNSUPPORTED = (
 _MAX_DEPTH = 8
 
 
-def inline_helpers(tree: gast.FunctionDef, source: Source, namer: Namer) -> list[Callable]:
+def inline_helpers(
+    tree: gast.FunctionDef, source: Source, namer: Namer
+) -> tuple[list[Callable], dict[str, Any]]:
     """Inline the calls of the user's helpers in ``tree`` (see module doc); the helpers
-    inlined, whose code and defaults the caller's snapshot checks."""
+    inlined (their code and defaults the caller's snapshot checks) and the free names
+    their bodies brought, with what each denotes."""
     inliner = _Inliner(source, namer)
     tree.body = inliner.block(tree.body, local_names(tree), [source.func])
-    return inliner.inlined
+    return inliner.inlined, inliner.names
 
 
 class _Inliner:
@@ -56,6 +59,7 @@ class _Inliner:
         self.source = source
         self.namer = namer
         self.inlined: list[Callable] = []
+        self.names: dict[str, Any] = {}
         self.parsed: dict[Callable, Source | None] = {}
 
     def block(
@@ -120,17 +124,11 @@ class _Inliner:
     def inlinable(self, helper: Any, stack: list[Callable]) -> Source | None:
         if not inspect.isfunction(helper) or helper in stack or len(stack) > _MAX_DEPTH:
             return None
-        code = helper.__code__
-        callee = user_callee(helper)
         if (
-            callee is None
-            or callee[0] is not helper  # srcad's own helpers, derivatives, custom rules
+            user_callee(helper) is None  # NumPy's, the standard library's, srcad's own
             or lookup(helper) is not None
-            or is_library_function(helper)
             or helper.__closure__
-            or code.co_flags & inspect.CO_VARKEYWORDS
             or getattr(helper, "__wrapped__", None) is not None
-            or hasattr(helper, "srcad_handle")
         ):
             return None
         if helper not in self.parsed:
@@ -170,9 +168,10 @@ class _Inliner:
             body.append(build.assign(result, final.value))
         else:
             once = self.namer.fresh(f"{name}_once")
+            range_name = self.source.bind(self.namer, range, "range")
             loop = gast.For(
                 target=gast.Name(once, gast.Store(), None, None),
-                iter=build.call(self.builtin("range"), build.const(1)),
+                iter=build.call(build.load(range_name), build.const(1)),
                 body=_returns_as_exits(body, result),
                 orelse=[],
                 type_comment=None,
@@ -194,35 +193,18 @@ class _Inliner:
 
     def free_name(self, free: str, helper: Callable, parsed: Source) -> str:
         """The caller's name for what ``free`` denotes in the helper's module."""
-        obj = parsed.lookup(free)
-        if obj is not MISSING and self.source.lookup(free) is obj:
-            self._track(helper, free, obj)
-            return free
-        fresh = self.namer.fresh(free)
-        self.source.namespace[fresh] = obj
-        self._track(helper, free, obj)
-        return fresh
-
-    def builtin(self, name: str) -> gast.expr:
-        import builtins
-
-        bound = self.namer.bind_global(getattr(builtins, name), name)
-        self.source.namespace[bound] = getattr(builtins, name)
-        return build.load(bound)
-
-    def _track(self, helper: Callable, free: str, obj: Any) -> None:
-        """Record where the helper's free name lives, for the caller's snapshot."""
+        # where the name lives in the helper's module, for the caller's snapshot
         namespace = helper.__globals__
         key = (id(namespace), free)
         if key not in self.source.reads:
-            value = namespace[free] if free in namespace else _absent()
-            self.source.reads[key] = [(namespace, free, value)]
-
-
-def _absent() -> Any:
-    from srcad.transform.snapshot import _ABSENT
-
-    return _ABSENT
+            self.source.reads[key] = [(namespace, free, namespace.get(free, ABSENT))]
+        obj = parsed.lookup(free)
+        name = free
+        if obj is MISSING or self.source.lookup(free) is not obj:
+            name = self.namer.fresh(free)
+            self.source.namespace[name] = obj
+        self.names[name] = obj
+        return name
 
 
 def _simple(tree: gast.FunctionDef) -> bool:

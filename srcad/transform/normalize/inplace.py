@@ -33,10 +33,8 @@ from srcad.transform.ops import index_expression
 
 def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str]:
     """Rewrite element updates of ``tree`` (see module doc); the names updated in place."""
-    helper = namer.bind_global(inplace.setitem, "setitem")
-    source.namespace[helper] = inplace.setitem
-    repeatable = namer.bind_global(inplace.scatter, "scatter")
-    source.namespace[repeatable] = inplace.scatter
+    helper = source.bind(namer, inplace.setitem, "setitem")
+    repeatable = source.bind(namer, inplace.scatter, "scatter")
     inputs = _updates_of_arguments(tree)
     local = _stored_names(tree)
     ints = _int_names(tree, source, local)

@@ -36,8 +36,7 @@ class _Lower:
         self.source = source
         self.namer = namer
         self.built = built
-        self.append = namer.bind_global(lists.append, "append")
-        source.namespace[self.append] = lists.append
+        self.append = source.bind(namer, lists.append, "append")
 
     def mark(self, node: gast.stmt, origin: gast.stmt) -> gast.stmt:
         gast.copy_location(node, origin)

@@ -267,9 +267,7 @@ class _Lower(gast.NodeTransformer):
         return build.call(self.helper(put_values, "put_values"), *args)
 
     def helper(self, obj: object, preferred: str) -> str:
-        name = self.namer.bind_global(obj, preferred)
-        self.source.namespace[name] = obj
-        return name
+        return self.source.bind(self.namer, obj, preferred)
 
     def numpy_attr(self, attr: str) -> gast.expr:
         return build.attr(build.load(_numpy_name(self.tree, self.source, self.namer)), attr)

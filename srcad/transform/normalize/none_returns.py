@@ -30,8 +30,7 @@ def refuse_none_returns(tree: gast.FunctionDef, source: Source, namer: Namer) ->
             where,
             NoOutputError,
         )
-    error = namer.bind_global(NoOutputError, "NoOutputError")
-    source.namespace[error] = NoOutputError
+    error = source.bind(namer, NoOutputError, "NoOutputError")
 
     def raising(node: gast.AST, what: str) -> gast.stmt:
         message = str(source.error(f"{tree.name} returns None here ({what}); {_NEEDS}", node))

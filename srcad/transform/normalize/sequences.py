@@ -90,9 +90,7 @@ class _Stacker(Transformer):
             root = root.value
         if isinstance(root, gast.Name) and self.source.resolve(root, self.local) is np:
             return gast.Attribute(value=build.load(root.id), attr="stack", ctx=gast.Load())
-        name = self.namer.bind_global(np.stack, "np_stack")
-        self.source.namespace[name] = np.stack
-        return build.load(name)
+        return build.load(self.source.bind(self.namer, np.stack, "np_stack"))
 
 
 def _stacked(display: gast.expr, stack: gast.expr) -> gast.expr:

@@ -207,9 +207,7 @@ def _unordered_check(value: gast.Name, text: str, source: Source, namer: Namer) 
 
 def _builtin(name: str, source: Source, namer: Namer) -> gast.Name:
     """A builtin by a name the user's code does not shadow."""
-    bound = namer.bind_global(getattr(builtins, name), name)
-    source.namespace[bound] = getattr(builtins, name)
-    return build.load(bound)
+    return build.load(source.bind(namer, getattr(builtins, name), name))
 
 
 # ---- picking one result of an op with several ----

@@ -28,8 +28,7 @@ def functional_updates(tree: gast.FunctionDef, source: Source, namer: Namer) -> 
                 and source.resolve(call.func, set()) is add_at
                 and isinstance(call.args[0], gast.Name)
             ):
-                helper = namer.bind_global(added_at, "added_at")
-                source.namespace[helper] = added_at
+                helper = source.bind(namer, added_at, "added_at")
                 new = build.assign(call.args[0].id, build.call(helper, *call.args))
                 out.append(gast.copy_location(new, stmt))
                 changed = True
