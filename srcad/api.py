@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, Union, overload
@@ -11,6 +12,7 @@ from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, Union, o
 import numpy as np
 
 from srcad import pytree
+from srcad.adjoints.registry import lookup, lookup_tangent
 from srcad.arraytypes import check_arrays
 from srcad.callables import Target, known_caller, new_caller, resolve, varargs_caller
 from srcad.errors import SourceUnavailableError, TransformError
@@ -25,9 +27,10 @@ from srcad.transform.calls import (
     CustomVJP,
     LiveSignature,
     call_arguments,
+    user_callee,
 )
 from srcad.transform.hints import RULES_HELP
-from srcad.transform.normalize.derivatives import FACTORIES, JVPS
+from srcad.transform.normalize.derivatives import FACTORIES, JVPS, REFUSED
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -111,6 +114,15 @@ def _has_varargs(func: Any) -> bool:
     return code is not None and bool(code.co_flags & inspect.CO_VARARGS)
 
 
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _has_varkeywords(func: Any) -> bool:
+    """Whether ``func`` is a Python function with a ``**kwargs`` parameter."""
+    code = getattr(func, "__code__", None)
+    return code is not None and bool(code.co_flags & inspect.CO_VARKEYWORDS)
+
+
 def _target(f: Any, count: int | None = None) -> Target:
     """:func:`srcad.callables.resolve`, and a derivative of a partial, method or callable
     object as the derivative of the function behind it with the same bound arguments
@@ -124,20 +136,35 @@ def _target(f: Any, count: int | None = None) -> Target:
             target = Target(inner, target.prefix, target.keywords)
     if isinstance(inner, Derivative) and (inner._prefix or inner._keywords):
         wrt = inner._wrt[0] if inner._single else inner._wrt
-        unbound = Derivative(inner._func, wrt, inner._with_value, inner._has_aux)
+        unbound = Derivative(
+            inner._func, wrt, inner._with_value, inner._has_aux, inner._holomorphic
+        )
         prefix = (*inner._prefix, *target.prefix)
         return Target(unbound, prefix, {**inner._keywords, **target.keywords})
     return target
 
 
-def _called_function(inner: Any, count: int) -> Callable:
+def _extra_keys(func: Callable, kwargs: dict) -> tuple[str, ...]:
+    """The keywords of a call of ``func`` that its ``**kwargs`` receives, sorted."""
+    if not _has_varkeywords(func):
+        return ()
+    named = inspect.signature(func).parameters
+    extra = tuple(sorted(k for k in kwargs if k not in named or named[k].kind in _VARIADIC))
+    for k in extra:
+        if not k.isidentifier() or keyword.iskeyword(k):
+            raise TypeError(f"keyword {k!r} for **kwargs is not a Python name")
+    return extra
+
+
+def _called_function(inner: Any, count: int, keywords: dict | None = None) -> Callable:
     """The Python function ``vjp``/``jvp`` transform for ``inner`` called with ``count``
-    positional arguments (a derivative's generated code, a rule's caller, one parameter
-    each for ``*args``)."""
+    positional arguments and ``keywords`` (a derivative's generated code, a rule's caller,
+    one parameter each for ``*args`` and for what ``**kwargs`` receives)."""
     f = _plain(inner)
     _check_function(f)
-    if _has_varargs(f) and count > len(_positional_params(f)):
-        f = varargs_caller(f, count)
+    if _has_varkeywords(f) or (_has_varargs(f) and count > len(_positional_params(f))):
+        keys = _extra_keys(f, keywords or {})
+        f = varargs_caller(f, max(count, len(_positional_params(f))), keys)
     return f
 
 
@@ -174,7 +201,7 @@ def _visible_params(target: Target) -> list[str]:
 
 
 def _check_differentiable(value: Any, name: str) -> None:
-    """Raise TypeError unless ``value`` is a real floating-point number or array."""
+    """Raise TypeError unless ``value`` is a floating-point or complex number or array."""
     if isinstance(value, (bool, np.bool_)) or (
         isinstance(value, numbers.Integral) and not hasattr(value, "dtype")
     ):
@@ -187,10 +214,10 @@ def _check_differentiable(value: Any, name: str) -> None:
         if not _is_floating(value, dtype):
             raise TypeError(
                 f"cannot differentiate with respect to '{name}': its dtype is {dtype}; "
-                "gradients need a floating-point dtype (use .astype(float))"
+                "gradients need a floating-point or complex dtype (use .astype(float))"
             )
         return
-    if not isinstance(value, float):
+    if not isinstance(value, (float, complex)):
         kind = type(value).__name__
         advice = (
             f"; srcad sees inside dicts, lists, tuples, namedtuples, dataclasses and classes "
@@ -223,17 +250,58 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _is_floating(value: Any, dtype: Any) -> bool:
+    """Whether ``dtype`` is a real floating-point or a complex one."""
     kind = getattr(dtype, "kind", None)
     if isinstance(kind, str):
-        return kind == "f"
+        return kind in "fc"
     namespace = array_namespace(value)
-    return bool(namespace.isdtype(dtype, "real floating"))
+    return bool(namespace.isdtype(dtype, ("real floating", "complex floating")))
+
+
+def _is_complex(value: Any) -> bool:
+    """Whether ``value`` is a complex number or an array of a complex dtype."""
+    if isinstance(value, complex):
+        return True
+    dtype = getattr(value, "dtype", None)
+    kind = getattr(dtype, "kind", None)
+    if dtype is None or isinstance(kind, str):
+        return kind == "c"
+    return bool(array_namespace(value).isdtype(dtype, "complex floating"))
+
+
+def _check_output(value: Any, holomorphic: bool, what: str = "grad") -> None:
+    """Raise TypeError for a complex output without ``holomorphic`` or a real one with it
+    (JAX's rule: the gradient of a complex output depends on a convention the caller picks)."""
+    if _is_complex(value) == holomorphic:
+        return
+    dtype = getattr(value, "dtype", type(value).__name__)
+    if holomorphic:
+        raise TypeError(f"{what} with holomorphic=True requires complex outputs, but got {dtype}")
+    raise TypeError(
+        f"{what} requires real-valued outputs, but got {dtype}. For holomorphic "
+        "differentiation, pass holomorphic=True. For differentiation of non-holomorphic "
+        "functions involving complex outputs, use srcad.vjp directly"
+    )
+
+
+def _check_holomorphic_input(value: Any, name: str, what: str = "grad") -> None:
+    """Raise TypeError unless ``value`` is complex: holomorphic=True differentiates in z."""
+    if not _is_complex(value):
+        dtype = getattr(value, "dtype", type(value).__name__)
+        raise TypeError(
+            f"{what} with holomorphic=True requires complex inputs, but '{name}' is {dtype}"
+        )
 
 
 def _match(grad: Any, arg: Any, others: list[Any]) -> Any:
     """Give ``grad`` the type, shape and dtype of its argument; never alias another value."""
+    complex_arg = _is_complex(arg)
+    if not complex_arg and _is_complex(grad):
+        grad = grad.real  # a real argument's cotangent: the real part (JAX's transpose)
     if not hasattr(arg, "shape"):
-        return grad if is_lazy(grad) else float(grad)  # dask: a 0-d array, still lazy
+        if is_lazy(grad):
+            return grad  # dask: a 0-d array, still lazy
+        return complex(grad) if complex_arg else float(grad)
     shape = tuple(arg.shape)
     if not hasattr(grad, "shape") or tuple(grad.shape) != shape:
         if getattr(grad, "size", 1) != 1:
@@ -263,8 +331,11 @@ class Derivative(Generic[P]):
     It takes the function's arguments; what it returns depends on ``wrt`` and ``has_aux``.
     """
 
-    def __init__(self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool) -> None:
+    def __init__(
+        self, func: Callable, wrt: Wrt, with_value: bool, has_aux: bool, holomorphic: bool = False
+    ) -> None:
         given = func
+        self._holomorphic = holomorphic
         # a method, partial, callable object, cache, forwarding decorator or NumPy function:
         # differentiate the Python function behind it, with what it binds passed along
         target, indices, single = _resolve_wrt(func, wrt)
@@ -280,14 +351,18 @@ class Derivative(Generic[P]):
         # code specialized for the ranks of NumPy arrays and Python numbers, by those facts
         self._specialized: dict[tuple, Generated] = {}
         self._plans: dict[tuple, tuple[Generated | None, bool]] = {}
-        self._last: Generated | None = None
+        #: plans whose output has been seen real (code returning the gradients alone cannot
+        #: tell a complex output, which grad refuses)
+        self._real_output: set[tuple] = set()
         # the function transformed, when it is this one (its snapshot checks it fastest)
         self._target = func if inspect.isfunction(func) and _plain(func) is func else None
         self._signature = LiveSignature(func)
         self._params = _positional_params(func)
         # *args: each count of positional arguments gets a caller with that many parameters
         self._varargs = _has_varargs(func)
-        self._counts: dict[int, Derivative] = {}
+        #: **kwargs: each set of keywords it receives gets a caller naming them
+        self._varkeywords = _has_varkeywords(func)
+        self._counts: dict[tuple, Derivative] = {}
         params = self._signature.get().parameters.values()
         plain = all(p.kind in _POSITIONAL for p in params)
         self._arity = len(params) if plain else -1
@@ -319,17 +394,9 @@ class Derivative(Generic[P]):
 
         The arguments' types, ranks and dtype kinds key a plan made on the first such call:
         the specialized code, and whether the differentiated arguments are all floats."""
-        if len(args) != self._arity:
+        key = self._plain_key(args)
+        if key is None:
             return _SLOW
-        key = ()
-        for arg in args:
-            kind = type(arg)
-            if kind is float or kind is int:
-                key += (kind,)
-            elif kind is np.ndarray:
-                key += ((arg.ndim, 1 not in arg.shape, arg.dtype.kind),)
-            else:
-                return _SLOW
         plan = self._plans.get(key) or self._plan(key)
         gen, floats = plan
         if gen is None:
@@ -338,18 +405,32 @@ class Derivative(Generic[P]):
             gen = self._plan(key)[0]
         if gen.returns_value:
             value, grads = gen.function(*args)
-            if type(value) is not float and (value is None or len(_shape(value)) != 0):
-                _not_scalar(self._func, value)
+            if type(value) is not float:
+                if value is None or len(_shape(value)) != 0:
+                    _not_scalar(self._func, value)
+                _check_output(value, False)  # (holomorphic derivatives take the checked path)
+        elif key not in self._real_output:
+            value, grads = None, gen.function(*args)
+            # the first call of its kind: code returning the gradients alone cannot tell a
+            # complex output (which grad refuses), so the function runs once to show it (on
+            # copies: it may update its arguments in place)
+            copies = [a.copy() if type(a) is np.ndarray else a for a in args]
+            _check_output(self._func(*copies), False)
+            self._real_output.add(key)
         else:
             value, grads = None, gen.function(*args)
+        if _any_complex(grads, self._single):
+            # complex values inside (or a complex output, which needs holomorphic=True):
+            # the checked path looks at the output and keeps the real parts
+            return _SLOW
         if floats:  # numbers: a float for each (nothing can alias)
             if self._single:
                 if type(grads) is not float:
-                    grads = float(grads)
+                    grads = float(grads.real)
             else:
                 for g in grads:
                     if type(g) is not float:
-                        grads = tuple([g if type(g) is float else float(g) for g in grads])
+                        grads = tuple([g if type(g) is float else float(g.real) for g in grads])
                         break
         elif self._single:
             grads = _match_plain(grads, args[self._wrt[0]], args)
@@ -360,11 +441,44 @@ class Derivative(Generic[P]):
             grads = tuple(fixed)
         return (value, grads) if self._with_value else grads
 
+    def _plain_key(self, args: tuple) -> tuple | None:
+        """The arguments' types, ranks and dtype kinds, for a call every argument of which
+        is given, a NumPy array or a Python number (None for any other call)."""
+        if len(args) != self._arity:
+            return None
+        key = ()
+        for arg in args:
+            kind = type(arg)
+            if kind is float or kind is int:
+                key += (kind,)
+            elif kind is np.ndarray:
+                key += ((arg.ndim, 1 not in arg.shape, arg.dtype.kind),)
+            else:
+                return None
+        return key
+
+    def code_for(self, args: tuple) -> Generated:
+        """The code a call with positional ``args`` runs (specialized for NumPy arrays and
+        Python numbers where it can be), transformed if need be; nothing is run."""
+        args = (*self._prefix, *args)
+        key = self._plain_key(args) if not (self._keywords or self._has_aux) else None
+        if key is not None:
+            gen = (self._plans.get(key) or self._plan(key))[0]
+            if gen is not None:
+                return gen if gen.snapshot.current(self._target) else self._plan(key)[0]
+        if self._varkeywords or self._varargs and len(args) > len(self._params):
+            inner = self._with_count(len(args), _extra_keys(self._func, self._keywords))
+            return inner.code_for(args)
+        positional, _ = call_arguments(self._func, args, self._keywords, self._signature.get())
+        return self.generated(_structures(list(positional), self._wrt))
+
     def _plan(self, key: tuple) -> tuple[Generated | None, bool]:
         """What calls with arguments of ``key`` (see :meth:`_call_plain`) run."""
         leaves = [key[k] for k in self._wrt]
-        if not all(leaf is float or type(leaf) is tuple and leaf[2] == "f" for leaf in leaves):
-            return None, False
+        if self._holomorphic or not all(
+            leaf is float or type(leaf) is tuple and leaf[2] == "f" for leaf in leaves
+        ):
+            return None, False  # (complex arguments take the checked path)
         facts = tuple(_NUMBER if type(k) is type else k[:2] for k in key)
         gen = self._specialized.get(facts)
         if gen is None or not gen.snapshot.current(self._target):
@@ -375,7 +489,7 @@ class Derivative(Generic[P]):
     def _specialize(self, key: tuple) -> Generated:
         mode = "grad" if self._with_value else "gradient"
         gen = cached(_plain(self._func), self._wrt, self._single, mode, facts=key)
-        self._specialized[key] = self._last = gen
+        self._specialized[key] = gen
         return gen
 
     def srcad_function(self) -> Callable:
@@ -390,16 +504,22 @@ class Derivative(Generic[P]):
         mode = "grad" if self._with_value else "gradient"
         func = _plain(self._func)
         # the helpers written out: code differentiated again holds no derivative handles
-        generated = cached(func, self._wrt, self._single, mode, inline=True).function
+        gen = cached(func, self._wrt, self._single, mode, inline=True)
+        generated = gen.function
+        # what a caller writing this code out checks is still current (normalize/helpers.py)
+        generated.__srcad_snapshot__ = gen.snapshot  # type: ignore[attr-defined]
         # the user's defaults as they are now (they may be reassigned after the build)
         generated.__defaults__ = func.__defaults__
         generated.__kwdefaults__ = func.__kwdefaults__
         return generated
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        if self._varargs and len(self._prefix) + len(args) > len(self._params):
-            return self._with_count(len(self._prefix) + len(args))(
-                *self._prefix, *args, **{**self._keywords, **kwargs}
+        if self._varkeywords or (
+            self._varargs and len(self._prefix) + len(args) > len(self._params)
+        ):
+            given = {**self._keywords, **kwargs}
+            return self._with_count(len(self._prefix) + len(args), _extra_keys(self._func, given))(
+                *self._prefix, *args, **given
             )
         try:
             if self._prefix:
@@ -422,6 +542,9 @@ class Derivative(Generic[P]):
             structures = _structures(values, self._wrt)
             # checked before transforming: an object srcad cannot see into says so here
             leaves, groups = _wrt_leaves(values, self._wrt, self._params, structures)
+            if self._holomorphic:
+                for leaf, label in zip(leaves, _labels(self._params, len(leaves))):
+                    _check_holomorphic_input(leaf, label)
             gen = self.generated(structures)
             value, grads = gen.function(*_expand(values, structures), **named)
             aux = None
@@ -429,6 +552,7 @@ class Derivative(Generic[P]):
                 value, aux = value
             if value is None or len(_shape(value)) != 0:
                 _not_scalar(self._func, value)
+            _check_output(value, self._holomorphic)
             if self._single and not structures:
                 grads = (grads,)
             fixed: list[Any] = []
@@ -453,9 +577,11 @@ class Derivative(Generic[P]):
             raise
         return self._one_element(args, kwargs)
 
-    def _with_count(self, count: int) -> Derivative:
-        """This derivative for calls with ``count`` positional arguments (``*args``)."""
-        found = self._counts.get(count)
+    def _with_count(self, count: int, keys: tuple[str, ...] = ()) -> Derivative:
+        """This derivative for calls with ``count`` positional arguments (``*args``) and
+        the keywords ``keys`` for ``**kwargs``."""
+        count = max(count, len(self._params)) if self._varargs else len(self._params)
+        found = self._counts.get((count, keys))
         if found is None:
             for k in self._wrt:
                 if k >= count:
@@ -463,8 +589,9 @@ class Derivative(Generic[P]):
                         f"wrt={k} is out of range: the call gives {count} positional arguments"
                     )
             wrt = self._wrt[0] if self._single else self._wrt
-            caller = varargs_caller(self._func, count)
-            found = self._counts[count] = Derivative(caller, wrt, self._with_value, self._has_aux)
+            caller = varargs_caller(self._func, count, keys)
+            found = Derivative(caller, wrt, self._with_value, self._has_aux, self._holomorphic)
+            self._counts[(count, keys)] = found
         return found
 
     def _one_element(self, args: tuple, kwargs: dict) -> Any:
@@ -507,6 +634,16 @@ class Derivative(Generic[P]):
 
 
 _SLOW = object()
+
+
+def _any_complex(grads: Any, single: bool) -> bool:
+    """Whether a gradient (or one of a tuple of them) is complex."""
+    for g in (grads,) if single else grads:
+        if type(g) is complex or getattr(getattr(g, "dtype", None), "kind", None) == "c":
+            return True
+    return False
+
+
 _NUMBER = (0, True)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -556,7 +693,7 @@ def _not_scalar(func: Callable, value: Any) -> None:
 def _match_plain(grad: Any, arg: Any, others: tuple) -> Any:
     """:func:`_match` for a Python float or a NumPy array, its common cases first."""
     if type(arg) is float:
-        return grad if type(grad) is float or is_lazy(grad) else float(grad)
+        return grad if type(grad) is float or is_lazy(grad) else float(grad.real)
     if (
         type(grad) is np.ndarray
         and grad.shape == arg.shape
@@ -664,6 +801,7 @@ def grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Derivative[P]: ...
 
 
@@ -674,6 +812,7 @@ def grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> DerivativeDecorator: ...
 
 
@@ -684,18 +823,21 @@ def grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Derivative[P] | DerivativeDecorator:
     """The gradient of scalar-valued ``f`` with respect to parameter(s) ``wrt`` (the
     first by default).
 
     Usable as ``srcad.grad(f, wrt=...)``, ``@srcad.grad`` or ``@srcad.grad(wrt=...)``.
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
-    ``(gradients, aux)``, as in JAX; ``argnums=`` is JAX's name for ``wrt``.
+    ``(gradients, aux)``, as in JAX; ``argnums=`` is JAX's name for ``wrt``. Complex
+    arguments get JAX's gradient df/dx - i df/dy of a real ``f``; with
+    ``holomorphic=True``, ``f`` and its arguments are complex and the result is f'(z).
     """
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: Derivative(func, wrt, with_value=False, has_aux=has_aux))  # type: ignore[no-any-return]
-    return Derivative(f, wrt, with_value=False, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, False, has_aux, holomorphic))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=False, has_aux=has_aux, holomorphic=holomorphic)
 
 
 @overload
@@ -705,6 +847,7 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Derivative[P]: ...
 
 
@@ -715,6 +858,7 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> DerivativeDecorator: ...
 
 
@@ -725,13 +869,14 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Derivative[P] | DerivativeDecorator:
     """Like :func:`grad`, but the derivative returns ``(value, gradient)``
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: Derivative(func, wrt, with_value=True, has_aux=has_aux))  # type: ignore[no-any-return]
-    return Derivative(f, wrt, with_value=True, has_aux=has_aux)
+        return boundary(lambda func: Derivative(func, wrt, True, has_aux, holomorphic))  # type: ignore[no-any-return]
+    return Derivative(f, wrt, with_value=True, has_aux=has_aux, holomorphic=holomorphic)
 
 
 def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
@@ -775,7 +920,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         if structures:  # a gradient with respect to pytrees, differentiated again
             return _vjp_of_tree_gradient(inner, values, structures, keywords, len(prefix))
     primals = (*prefix, *primals)
-    f = _called_function(inner, len(primals))
+    f = _called_function(inner, len(primals), keywords)
     params = _positional_params(f)
     check_arrays(primals, _labels(params, len(primals)))
     if len(primals) > len(params) and params:
@@ -877,7 +1022,7 @@ def jvp(
         if structures:  # a gradient with respect to pytrees, differentiated again
             padded = [*(None,) * len(prefix), *tangents]
             return _jvp_of_tree_gradient(inner, values, padded, structures, keywords)
-    f = _called_function(inner, len(prefix) + len(primals))
+    f = _called_function(inner, len(prefix) + len(primals), keywords)
     params = _positional_params(f)
     names = params  # the bound arguments' parameters first, as in ``f``
     labels = _labels(names, len(prefix) + len(primals))[len(prefix) :]
@@ -1017,13 +1162,20 @@ def _jvp_of_tree_gradient(
 
 def _dtypes_of(tangent_out: Any, out: Any) -> Any:
     """``tangent_out`` with the floating dtype of each output leaf: a Python float's tangent
-    (``dy = 1.0``) selected into a float32 result must not make the tangent float64."""
+    (``dy = 1.0``) selected into a float32 result must not make the tangent float64, and
+    a real output's tangent is real."""
     leaves, tree = pytree.flatten(tangent_out)
     values, _ = pytree.flatten(out)
     if len(leaves) != len(values):
         return tangent_out
     changed = False
     for k, (leaf, value) in enumerate(zip(leaves, values)):
+        if _is_complex(leaf) and not _is_complex(value):
+            # a real output's tangent is real: the real part (complex values met on the way,
+            # e.g. by a real gradient of a function of complex ones, leave an imaginary part
+            # that is no part of the derivative)
+            leaf = leaves[k] = leaf.real
+            changed = True
         dtype = getattr(value, "dtype", None)
         if dtype is not None and getattr(leaf, "dtype", dtype) != dtype and _floating(value):
             leaves[k] = array_namespace(leaf).astype(leaf, dtype)
@@ -1061,7 +1213,12 @@ def _zero_leaves(out: Any) -> tuple[Any, list[Any]]:
 
 @boundary
 def jacobian(
-    f: Callable[P, Any], wrt: Wrt | None = None, mode: str = "auto", *, argnums: Wrt | None = None
+    f: Callable[P, Any],
+    wrt: Wrt | None = None,
+    mode: str = "auto",
+    *,
+    argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Callable[P, Any]:
     """A function computing the Jacobian of ``f`` with respect to parameter(s) ``wrt``.
 
@@ -1070,11 +1227,16 @@ def jacobian(
     with :func:`vjp`; ``"auto"`` picks forward mode when the inputs are no larger than the
     output. The Jacobian of such a function (``jacobian(jacobian(f))``) is forward mode over
     forward mode, shaped ``out.shape + arg_i.shape + arg_k.shape``.
+    As JAX's: complex arguments need reverse mode (JAX's jacrev) and a real output, unless
+    ``holomorphic=True`` (complex arguments and outputs; the result is f'(z)).
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
     inner = getattr(f, "srcad_jacobian_of", None)
     if inner is not None:  # jacobian(jacobian(g)): forward over forward mode
+        return _jacobian_of_jacobian(*inner, _argnums(wrt, argnums))
+    inner = getattr(f, "srcad_hessian_of", None)
+    if inner is not None:  # jacobian(hessian(g)): the jacobian of g's gradient's jacobian
         return _jacobian_of_jacobian(*inner, _argnums(wrt, argnums))
     indices, single = caller_wrt(f, _argnums(wrt, argnums))
 
@@ -1093,13 +1255,38 @@ def jacobian(
             out = f(*args)
             inputs = sum(int(np.size(args[k])) for k in indices)
             chosen = "fwd" if inputs <= int(np.size(out)) else "rev"
+        if holomorphic or any(_is_complex(args[k]) for k in indices):
+            out = f(*args) if out is None else out
+            chosen = _complex_jacobian_mode(args, indices, out, mode, chosen, holomorphic)
         blocks = (
             _jacobian_fwd(f, args, indices) if chosen == "fwd" else _jacobian_rev(f, args, indices)
         )
         return blocks[0] if single else tuple(blocks)
 
     jacobian_of.srcad_jacobian_of = (f, indices, single)  # type: ignore[attr-defined]
+    jacobian_of.srcad_made_by = "jacobian"  # type: ignore[attr-defined]
     return jacobian_of  # type: ignore[return-value]
+
+
+def _complex_jacobian_mode(
+    args: list[Any], indices: tuple[int, ...], out: Any, mode: str, chosen: str, holo: bool
+) -> str:
+    """The mode of a Jacobian with complex values, after JAX's checks: with
+    ``holomorphic=True`` complex arguments and output (either mode); without it complex
+    arguments need reverse mode and a real output (a forward-mode column would miss the
+    imaginary directions)."""
+    if holo:
+        for k in indices:
+            _check_holomorphic_input(args[k], f"argument {k}", "jacobian")
+        _check_output(out, True, "jacobian")
+        return chosen
+    if mode == "fwd":
+        raise TypeError(
+            "jacobian(mode='fwd') requires real-valued arguments; for holomorphic "
+            "differentiation pass holomorphic=True, else use mode='rev' or srcad.jvp"
+        )
+    _check_output(out, False, "jacobian of complex arguments")
+    return "rev"
 
 
 def _jacobian_of_jacobian(
@@ -1140,6 +1327,7 @@ def _jacobian_of_jacobian(
             return np.zeros(_shape(f(*args)) + inputs)
         return _stack(entries, _shape(out), inputs, columns=True)
 
+    jacobian_of_jacobian.srcad_made_by = "jacobian twice"  # type: ignore[attr-defined]
     return jacobian_of_jacobian
 
 
@@ -1233,21 +1421,38 @@ def _jacobian_rev(f: Callable, args: list[Any], indices: tuple[int, ...]) -> lis
 
 @boundary
 def hessian(
-    f: Callable[P, Any], wrt: Wrt | None = None, *, argnums: Wrt | None = None
+    f: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    holomorphic: bool = False,
 ) -> Callable[P, Any]:
     """A function computing the Hessian of scalar ``f``: forward mode over the reverse-mode
     gradient. Shape ``arg.shape + arg.shape``; for a tuple ``wrt``, a tuple of tuples
-    ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``."""
+    ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``. Complex arguments need
+    ``holomorphic=True`` (as JAX's); for a real function of complex arguments, take
+    srcad.jvp of srcad.grad (or srcad.hvp)."""
     # a partial, method or callable object: the Hessian of the function behind it, with
     # what it binds passed along (its gradient, a Derivative, is differentiated again)
     target, indices, single = _resolve_wrt(f, _argnums(wrt, argnums))
-    gradient = _bound_keywords(grad(target.function, wrt=indices), target.keywords)
+    gradient = _bound_keywords(
+        grad(target.function, wrt=indices, holomorphic=holomorphic), target.keywords
+    )
 
     @boundary
     def hessian_of(*args: Any) -> Any:
         args = (*target.prefix, *args)
         labels = _labels(_positional_params(target.function), len(args))
         check_arrays(args, labels)
+        for k in indices:
+            if k < len(args) and _is_complex(args[k]) != holomorphic:
+                if holomorphic:
+                    _check_holomorphic_input(args[k], labels[k], "hessian")
+                raise TypeError(
+                    f"hessian of complex argument '{labels[k]}' needs holomorphic=True (as "
+                    "JAX's: its forward-mode columns would miss the imaginary directions); "
+                    "for a real function, take srcad.jvp of srcad.grad or srcad.hvp"
+                )
         if any(k < len(args) and pytree.is_container(args[k]) for k in indices):
             # the gradient is a tuple, one per wrt: so is each row's outer structure
             rows = [_tree_jacobian_fwd(gradient, list(args), k) for k in indices]
@@ -1262,6 +1467,11 @@ def hessian(
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
 
+    if single and not target.prefix and not target.keywords:
+        # what jacobian(hessian(f)) differentiates: the gradient's jacobian (third order)
+        inner = grad(target.function, wrt=indices[0])  # (one gradient, not a 1-tuple)
+        hessian_of.srcad_hessian_of = (inner, indices, single)  # type: ignore[attr-defined]
+    hessian_of.srcad_made_by = "hessian"  # type: ignore[attr-defined]
     return hessian_of  # type: ignore[return-value]
 
 
@@ -1290,13 +1500,17 @@ def _bound_keywords(f: Callable, keywords: dict[str, Any]) -> Callable:
 
 
 @boundary
-def source(df: Any, wrt: Wrt = 0, mode: str = "rev") -> str:
+def source(df: Any, wrt: Wrt = 0, mode: str = "rev", *, example_args: tuple | None = None) -> str:
     """The generated Python source of a derivative made by srcad, or of ``df``'s derivative
     with respect to ``wrt`` in ``mode`` (``"rev"``: value and gradient; ``"fwd"``: the
-    forward-mode function taking the parameters, then one tangent per ``wrt`` parameter)."""
+    forward-mode function taking the parameters, then one tangent per ``wrt`` parameter).
+    For a derivative, ``example_args`` shows the code a call with those arguments runs
+    (specialized for NumPy arrays and Python numbers, or for the structure of pytrees);
+    without them, the general code, whatever calls came before."""
     if isinstance(df, Derivative):
-        # the code its last call ran (specialized for its arguments), else the general code
-        return (df._last or df.generated()).source
+        if example_args is not None:
+            return df.code_for(tuple(example_args)).source
+        return df.generated().source
     text = getattr(df, "srcad_source", None)  # a vjp's pullback
     if text is not None:
         return text
@@ -1322,6 +1536,9 @@ def checkpoint(fun: Callable[P, R]) -> Checkpointed[P, R]:
     that runs k steps of a loop to keep one state in k."""
     if not callable(fun):
         raise TypeError(f"checkpoint needs a function, got {type(fun).__name__}")
+    if user_callee(fun) is None and (lookup(fun) is not None or lookup_tangent(fun) is not None):
+        # NumPy's (a function with a rule): its rule keeps only what its adjoint reads
+        return fun  # type: ignore[return-value]
     return Checkpointed(fun)
 
 
@@ -1341,3 +1558,11 @@ def custom_vjp(fun: Callable[P, R]) -> CustomVJP[P, R]:
 
 FACTORIES.update((grad, value_and_grad, checkpoint))
 JVPS.add(jvp)
+_HVP = "write srcad.jvp(srcad.grad(f), (x,), (v,)) (a Hessian-vector product"
+REFUSED.update({
+    hvp: f"{_HVP}), which is differentiated again",
+    hessian: f"{_HVP}: a column of the Hessian), which is differentiated again",
+    jacobian: "write srcad.jvp(f, (x,), (v,)) (a column of the Jacobian), which is "
+    "differentiated again",
+    vjp: "write srcad.grad(f) or srcad.jvp(f, ...), which are differentiated again",
+})  # fmt: skip

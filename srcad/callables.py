@@ -9,12 +9,12 @@ import functools
 import importlib
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from srcad.adjoints.registry import lookup, lookup_tangent
-from srcad.errors import SourceUnavailableError
+from srcad.errors import SourceUnavailableError, UnsupportedConstructError
 from srcad.transform.codegen import compile_source
 from srcad.transform.hints import RULES_HELP
 from srcad.transform.libraries import is_library_function
@@ -34,6 +34,19 @@ def resolve(f: Any) -> Target:
     prefix: tuple = ()
     keywords: dict[str, Any] = {}
     for _ in range(100):  # each step peels one layer; a cycle would be a bug of the object
+        made_by = getattr(f, "srcad_made_by", None)
+        if isinstance(made_by, str):
+            again = (
+                "cannot be differentiated again"
+                if " " in made_by
+                else "can be differentiated again only by srcad.jacobian (one wrt, no bound "
+                f"arguments): jacobian({made_by}(f))"
+            )
+            raise UnsupportedConstructError(
+                f"a function made by srcad.{made_by} {again}; for grad, jvp, vjp, hvp or "
+                "hessian of a derivative, pass srcad.grad(f) (or write "
+                "srcad.jvp(srcad.grad(f), ...) in a function) instead"
+            )
         if isinstance(f, functools.partial):
             prefix = (*f.args, *prefix)
             keywords = {**f.keywords, **keywords}  # the outer partial's keywords win
@@ -149,11 +162,18 @@ def known_caller(key: tuple, callee: Any) -> Callable | None:
 
 
 def new_caller(
-    key: tuple, callee: Any, name: str, params: str, call: str, scope: dict[str, Any]
+    key: tuple,
+    callee: Any,
+    name: str,
+    params: str,
+    call: str,
+    scope: dict[str, Any],
+    lines: Sequence[str] = (),
 ) -> Callable:
     """``def name(params): return call`` compiled in ``scope``, kept for ``key``: a
-    function srcad reads whose body calls ``callee``."""
-    text = f"def {name}({params}):\n    return {call}\n"
+    function srcad reads whose body calls ``callee`` (``lines`` run before the return)."""
+    body = "".join(f"    {line}\n" for line in lines)
+    text = f"def {name}({params}):\n{body}    return {call}\n"
     caller = compile_source(text, scope, f"call of {name}")[name]
     caller.__srcad_callee__ = callee  # type: ignore[attr-defined]
     _CALLERS[key] = caller
@@ -214,11 +234,12 @@ def _reference(f: Any) -> tuple[str, dict[str, Any]]:
     return "__srcad_callee__", {"__srcad_callee__": f}
 
 
-def varargs_caller(f: Callable, count: int) -> Callable:
-    """``def f(a, b, args_0, args_1, *, k=...): return f(a, b, args_0, args_1, k=k)``: a
-    function of ``f``'s with ``*args`` for calls with ``count`` positional arguments (its
-    call of ``f`` is differentiated as any call of a function of yours)."""
-    key = ("varargs", id(f), count)
+def varargs_caller(f: Callable, count: int, keys: tuple[str, ...] = ()) -> Callable:
+    """``def f(a, b, args_0, args_1, *, k=..., key): return f(a, b, args_0, args_1, k=k,
+    key=key)``: a function of ``f``'s with ``*args`` for calls with ``count`` positional
+    arguments, and with ``**kwargs`` for calls giving it the keywords ``keys`` (its call of
+    ``f`` is differentiated as any call of a function of yours)."""
+    key = ("varargs", id(f), count, keys)
     found = known_caller(key, f)
     if found is not None:
         return found
@@ -226,16 +247,21 @@ def varargs_caller(f: Callable, count: int) -> Callable:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     named = [p.name for p in signature.parameters.values() if p.kind in kinds]
     star = next(
-        p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_POSITIONAL
+        (
+            p.name
+            for p in signature.parameters.values()
+            if p.kind is inspect.Parameter.VAR_POSITIONAL
+        ),
+        "args",
     )
     extra = [f"{star}_{k}" for k in range(count - len(named))]
     keyword_only = [
         p for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
     ]
     positional = ", ".join([*named, *extra])
-    keywords = [p.name for p in keyword_only]
+    keywords = [p.name for p in keyword_only] + list(keys)
     head = ", ".join([*named, *extra, *(["*", *keywords] if keywords else [])])
-    call = ", ".join([positional, *(f"{k}={k}" for k in keywords)])
+    call = ", ".join(part for part in [positional, *(f"{k}={k}" for k in keywords)] if part)
     name = f.__name__ if f.__name__.isidentifier() else "f"
     scope = {"__srcad_callee__": f}
     caller = new_caller(key, f, name, head, f"__srcad_callee__({call})", scope)

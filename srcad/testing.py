@@ -23,19 +23,27 @@ from srcad.tracebacks import boundary
 
 
 def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e-6) -> Any:
-    """Central finite-difference gradient of scalar ``f(*args)`` with respect to ``args[index]``."""
+    """Central finite-difference gradient of scalar ``f(*args)`` with respect to ``args[index]``;
+    for a complex argument JAX's df/dx - i df/dy (differences along both directions). ``f``
+    runs on copies of the arrays: one that updates its arguments in place leaves them as
+    they were for the next evaluation."""
+    f = _on_copies(f)
     args = list(args)
     x = args[index]
     if pytree.is_container(x):
         return _numerical_tree_grad(f, args, index, eps)
+    if np.iscomplexobj(x):
+        return _numerical_complex_grad(f, args, index, eps)
     if not hasattr(x, "shape"):
         args[index] = x + eps
         up = _number(f(*args))
         args[index] = x - eps
         down = _number(f(*args))
         return float((up - down) / (2 * eps))
-    x = np.array(x, dtype=np.float64)
-    out = np.zeros_like(x)
+    # C order: reshape(-1) must be a view (of a Fortran-ordered array it is a copy, and
+    # the differences would never reach x or the result: all zeros)
+    x = np.array(x, dtype=np.float64, order="C")
+    out = np.zeros_like(x, order="C")
     flat = x.reshape(-1)
     for k in range(flat.size):
         saved = flat[k]
@@ -48,6 +56,27 @@ def numerical_grad(f: Callable, args: Sequence[Any], index: int, eps: float = 1e
         flat[k] = saved
         out.reshape(-1)[k] = (up - down) / (2 * eps)
     return out
+
+
+def _numerical_complex_grad(f: Callable, args: list[Any], index: int, eps: float) -> Any:
+    """:func:`numerical_grad` for a complex argument: df/dx - i df/dy."""
+    x = args[index]
+    scalar = not hasattr(x, "shape")
+    z = np.array(x, dtype=np.complex128, order="C")
+    out = np.zeros_like(z, order="C")
+    flat = z.reshape(-1)
+    for k in range(flat.size):
+        for step, weight in ((eps, 1.0), (1j * eps, -1j)):
+            moved = flat.copy()
+            moved[k] += step
+            args[index] = complex(moved[0]) if scalar else moved.reshape(z.shape)
+            up = _number(f(*args))
+            moved[k] -= 2 * step
+            args[index] = complex(moved[0]) if scalar else moved.reshape(z.shape)
+            down = _number(f(*args))
+            out.reshape(-1)[k] += weight * (up - down) / (2 * eps)
+    args[index] = x
+    return complex(out) if scalar else out
 
 
 def _number(value: Any) -> Any:
@@ -73,7 +102,10 @@ def _numerical_tree_grad(f: Callable, args: list[Any], index: int, eps: float) -
 
 
 def _float64(x: Any) -> Any:
-    return np.array(x, dtype=np.float64) if hasattr(x, "shape") else x
+    """``x`` in float64 (complex128 when complex)."""
+    if not hasattr(x, "shape"):
+        return x
+    return np.array(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 @boundary
@@ -94,8 +126,9 @@ def check_grad(
     mode (``"fwd"``: the directional derivative along random directions, and its agreement
     with the gradient). ``order=2`` also checks second derivatives along random directions
     ``u``: ``H u`` by forward-over-reverse (``"fwd"``) and reverse-over-reverse (``"rev"``)
-    against finite differences of the (checked) gradient. Raises AssertionError naming what
-    differs; returns the largest error seen.
+    against finite differences of the (checked) gradient. A complex argument is moved along
+    its real and imaginary directions (its gradient is JAX's df/dx - i df/dy). Raises
+    AssertionError naming what differs; returns the largest error seen.
     """
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
@@ -106,6 +139,7 @@ def check_grad(
     check_arrays(args, _labels(_positional_params(f), len(args)))  # before np.array drops them
     args = [pytree.tree_map(_float64, a) if k in indices else a for k, a in enumerate(args)]
     name = getattr(f, "__name__", "f")
+    on_copies = _on_copies(f)  # (what the finite differences evaluate)
     worst = _check_first_order(f, args, indices, eps, rtol, atol) if "rev" in modes else 0.0
     rng = np.random.default_rng(seed)
     directions = [_direction(args[k], rng) for k in indices]
@@ -116,14 +150,15 @@ def check_grad(
             tangents[k] = u
         _, derivative = jvp(f, args, tangents)
         numeric = (
-            f(*_moved(args, indices, directions, eps)) - f(*_moved(args, indices, directions, -eps))
+            on_copies(*_moved(args, indices, directions, eps))
+            - on_copies(*_moved(args, indices, directions, -eps))
         ) / (2 * eps)
         worst = max(
             worst, _compare(f"forward-mode derivative of {name}", derivative, numeric, rtol, atol)
         )
         if "rev" in modes:
             inner = sum(
-                float(np.sum(g * u))
+                float(np.real(np.sum(g * u)))  # (JAX's convention: Re(g u) for complex)
                 for gs, us in zip(gradient(*args), directions)
                 for g, u in zip(pytree.tree_leaves(gs), pytree.tree_leaves(us))
             )
@@ -158,9 +193,28 @@ def _direction(x: Any, rng: np.random.Generator) -> Any:
     """A random unit-scale direction shaped like ``x``."""
     if pytree.is_container(x):
         return pytree.tree_map(lambda leaf: _direction(leaf, rng), x)
+    if np.iscomplexobj(x):
+        u = rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))
+        return u if hasattr(x, "shape") else complex(u)
     if hasattr(x, "shape"):
         return rng.standard_normal(np.shape(x))
     return float(rng.standard_normal())
+
+
+def _on_copies(f: Callable) -> Callable:
+    """``f`` called with a copy of each array argument (and of each array in a pytree)."""
+    if getattr(f, "_srcad_on_copies", False):
+        return f
+
+    def call(*args: Any) -> Any:
+        return f(*(pytree.tree_map(_copied, a) for a in args))
+
+    call._srcad_on_copies = True  # type: ignore[attr-defined]
+    return call
+
+
+def _copied(value: Any) -> Any:
+    return value.copy() if isinstance(value, np.ndarray) else value
 
 
 def _moved(
@@ -189,8 +243,9 @@ def _compare_trees(what: str, analytic: Any, numeric: Any, rtol: float, atol: fl
 
 def _compare(what: str, analytic: Any, numeric: Any, rtol: float, atol: float) -> float:
     """The largest error of ``analytic`` against ``numeric``; AssertionError beyond tolerance."""
-    analytic = np.asarray(analytic, dtype=np.float64)
-    numeric = np.asarray(numeric, dtype=np.float64)
+    kind = np.complex128 if np.iscomplexobj(analytic) or np.iscomplexobj(numeric) else np.float64
+    analytic = np.asarray(analytic, dtype=kind)
+    numeric = np.asarray(numeric, dtype=kind)
     error = np.abs(analytic - numeric)
     bound = atol + rtol * np.abs(numeric)
     if np.any(~(error <= bound)):

@@ -42,3 +42,27 @@ def test_right_gradient_passes_and_reports_error():
 
 def test_scalar_argument():
     assert srcad.check_grad(scalar_square, 0.7) < 1e-6
+
+
+def test_finite_differences_of_a_fortran_ordered_array():
+    # reshape(-1) of one is a copy: the differences were all zero (check_grad then
+    # reported a false mismatch)
+    a = np.asfortranarray(np.arange(6.0).reshape(2, 3) + 0.5)
+    expected = 2 * a
+    np.testing.assert_allclose(
+        srcad.testing.numerical_grad(lambda v: np.sum(v * v), [a], 0), expected, rtol=1e-6
+    )
+    assert srcad.check_grad(lambda v: np.sum(v * v), a) < 1e-6
+
+
+def updates_its_argument(x, y):
+    x[0] = x[0] * 0.5 + 0.25
+    return np.sum(x * y + np.sin(x))
+
+
+def test_finite_differences_of_a_function_updating_its_argument():
+    # each evaluation gets copies: the update used to pile up across evaluations, and the
+    # differences with respect to y were garbage (fuzz seed 80)
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
+    assert srcad.check_grad(updates_its_argument, x, y, wrt=(0, 1), modes=("rev", "fwd")) < 1e-6
+    np.testing.assert_array_equal(x, [0.3, -0.2, 0.5])

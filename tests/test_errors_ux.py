@@ -195,8 +195,7 @@ def test_success_is_unchanged_and_entry_points_keep_their_signatures():
 
 
 def no_rule_function(x):
-    A = np.outer(x, x) + np.eye(3)
-    return np.sum(np.linalg.eigvals(A).real)
+    return np.sum(np.fft.hfft(x))
 
 
 class FromC:
@@ -228,21 +227,22 @@ def test_every_no_rule_error_names_srcad_adjoint_and_an_example(call):
 
 
 def eig_unpacked(x):
-    A = np.outer(x, x) + np.eye(3)
+    A = np.array([[0.0, -1.0], [1.0, 0.0]]) * x[0]  # a rotation: eigenvalues +-i x0
     w, v = np.linalg.eig(A)
     return np.sum(w.real)
 
 
 def eig_result(x):
-    A = np.outer(x, x) + np.eye(3)
+    A = np.array([[0.0, -1.0], [1.0, 0.0]]) * x[0]
     r = np.linalg.eig(A)
-    return np.sum(r.eigenvalues)
+    return np.sum(r.eigenvalues.real)
 
 
 @pytest.mark.parametrize("func", [eig_unpacked, eig_result])
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
-def test_eig_says_it_has_no_rule(func, mode):
-    with pytest.raises(NoAdjointError, match=r"no (adjoint|tangent) rule for numpy\.linalg\.eig"):
+def test_eig_says_where_its_rule_ends(func, mode):
+    # eig has a rule for real distinct eigenvalues; complex ones are refused by name
+    with pytest.raises(Exception, match="complex"):
         if mode == "rev":
             srcad.grad(func)(X)
         else:
@@ -251,8 +251,8 @@ def test_eig_says_it_has_no_rule(func, mode):
 
 def two_missing(x):
     a = np.i0(x)
-    b = np.linalg.eigvals(np.outer(a, a))
-    return np.sum(b.real)
+    b = np.fft.hfft(a)
+    return np.sum(b)
 
 
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
@@ -290,14 +290,11 @@ def test_a_callable_object_as_the_function_is_its_method():
     assert np.allclose(srcad.grad(MODEL.__call__)(X), 2.0 * np.cos(X))
 
 
-@pytest.mark.parametrize("mode", ["rev", "fwd"])
-def test_a_callable_object_called_inside_points_to_its_method(mode):
-    with pytest.raises(NoAdjointError, match=r"Model object.*obj\.__call__\(\.\.\.\)"):
-        if mode == "rev":
-            srcad.grad(calls_object)(X)
-        else:
-            srcad.jvp(calls_object, (X,), (X,))
-    srcad.check_grad(calls_method, X, modes=("rev", "fwd"))  # the advice works
+def test_a_callable_object_called_inside_is_called_through_its_method():
+    # (it used to be refused, pointing to obj.__call__(...); srcad now writes that itself)
+    np.testing.assert_allclose(srcad.grad(calls_object)(X), 2.0 * np.cos(X))
+    assert srcad.check_grad(calls_object, X, modes=("rev", "fwd")) < 1e-6
+    assert srcad.check_grad(calls_method, X, modes=("rev", "fwd")) < 1e-6
 
 
 class Plain:

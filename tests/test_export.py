@@ -292,3 +292,22 @@ def test_jvp_inside_the_exported_function_is_compiled_too(tmp_path):
     live = srcad.jvp(fx.wave, (x, 1.3), (v, None))
     assert value == pytest.approx(live[0], rel=1e-12)
     assert slope == pytest.approx(live[1], rel=1e-12)
+
+
+def test_a_try_statement_is_exported_with_the_class_it_catches(tmp_path):
+    path = srcad.export(srcad.grad(fx.solve_or_pinv, wrt=1), tmp_path / "attempt.py")
+    text = path.read_text()
+    assert "except LinAlgError:" in text
+    for A in (np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([[1.0, 2.0], [2.0, 4.0]])):
+        b = np.array([1.0, -1.0])
+        got = run_standalone(path, "m.grad_of_solve_or_pinv(*args)", (A, b), tmp_path)
+        np.testing.assert_allclose(got, srcad.grad(fx.solve_or_pinv, wrt=1)(A, b), rtol=1e-12)
+
+
+def test_helpers_deriving_from_others_come_after_them(tmp_path):
+    # slogdet's rule refuses complex values with NoAdjointError(TransformError): the
+    # module once wrote the subclass first and failed on import
+    path = srcad.export(srcad.grad(fx.log_volume), tmp_path / "volume.py")
+    A = np.array([[2.0, 0.5], [0.25, 3.0]])
+    got = run_standalone(path, "m.grad_of_log_volume(*args)", (A,), tmp_path)
+    np.testing.assert_allclose(got, np.linalg.inv(A).T, rtol=1e-12)

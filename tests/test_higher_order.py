@@ -155,10 +155,12 @@ def test_second_order_through_calls_of_your_functions():
     srcad.check_grad(summed_calls, x, order=2, modes=("rev", "fwd"))
     d2 = 2 * (2 * np.cos(0.3) - 0.3 * np.sin(0.3))
     assert srcad.grad(srcad.grad(calls_helper))(0.3) == pytest.approx(d2)
-    # a helper that cannot be written out (recursive) stays a call: a clear error
-    with pytest.raises(srcad.TransformError, match="calling your function recursive_helper"):
-        srcad.hessian(calls_recursive_helper)(x)
+    # a recursive helper whose depth is a constant of the call is unrolled
+    srcad.check_grad(calls_recursive_helper, x, order=2, modes=("rev", "fwd"))
     assert srcad.grad(calls_recursive_helper)(x).shape == x.shape  # first order as before
+    # one whose depth is not (an argument of f) stays a call: a clear error
+    with pytest.raises(srcad.TransformError, match="calling your function recursive_helper"):
+        srcad.hessian(lambda x, n=2: np.sum(recursive_helper(x, n)))(x)
 
 
 def updates_in_place(x):

@@ -2,10 +2,12 @@
 
 from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     arithmetic,
+    complex,
     containers,
     creation,
     decompositions,
     elementwise,
+    fft,
     generated,
     indexing,
     linalg,

@@ -1,17 +1,18 @@
-"""Rules of decompositions (slogdet, eigh, eigvalsh, svd, svdvals, qr) and of the split
-family."""
+"""Rules of decompositions (slogdet, eigh, eigvalsh, svd, svdvals, qr, eig and eigvals with
+real eigenvalues, lstsq) and of the split family."""
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, tangent, xp
+from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.decompositions import (
-    eigh_adjoint,
-    eigh_tangents,
     from_triangle,
+    full_rank,
     qr_factor,
+    real_eig,
+    reduced_svd,
+    residuals_back,
+    residuals_like,
     split_axis,
-    svd_adjoint,
-    svd_tangents,
     to_triangle,
 )
 
@@ -25,12 +26,32 @@ def slogdet(sign, logdet, a):
 
 @adjoint(np.linalg.eigh, outputs=2)
 def eigh(w, v, a, UPLO="L"):
-    d[a] = eigh_adjoint(d[w], d[v], w, v, UPLO)
+    # v (f * (v^T gv) + diag(gw)) v^T on the triangle read, f[i, j] = 1 / (w[j] - w[i])
+    # off the diagonal; in ops that have rules, so that it differentiates again
+    eye = xp.eye(w.shape[-1], dtype=w.dtype)
+    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    inner = f * (xp.swapaxes(v, -1, -2) @ d[v]) + eye * xp.expand_dims(d[w], -2)
+    d[a] = to_triangle(v @ inner @ xp.swapaxes(v, -1, -2), UPLO)
 
 
 @adjoint(np.linalg.svd, outputs=3)
 def svd(u, s, vh, a, full_matrices=True):
-    d[a] = svd_adjoint(d[u], d[s], d[vh], u, s, vh, full_matrices)
+    # the reduced SVD's (Townsend 2016), in ops that have rules, so that it differentiates
+    # again: with f[i, j] = 1 / (s[j]**2 - s[i]**2) off the diagonal, j = u^T gu and
+    # k = vh gv; the parts of gu and gv outside u's and v's columns (a tall or wide a)
+    # are zero up to rounding where u or v is square
+    ur = reduced_svd(u, vh, full_matrices)
+    v = xp.swapaxes(vh, -1, -2)
+    gv = xp.swapaxes(d[vh], -1, -2)
+    eye = xp.eye(s.shape[-1], dtype=s.dtype)
+    f = (1 - eye) / (xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1) + eye)
+    j = xp.swapaxes(ur, -1, -2) @ d[u]
+    k = vh @ gv
+    core = (f * (j - xp.swapaxes(j, -1, -2))) * xp.expand_dims(s, -2)
+    core = core + xp.expand_dims(s, -1) * (f * (k - xp.swapaxes(k, -1, -2)))
+    core = core + eye * xp.expand_dims(d[s], -2)
+    d[a] = ur @ core @ vh + ((d[u] - ur @ j) / xp.expand_dims(s, -2)) @ vh
+    d[a] = ur @ (xp.swapaxes(gv - v @ k, -1, -2) / xp.expand_dims(s, -1))
 
 
 @adjoint(np.linalg.eigvalsh)
@@ -38,6 +59,30 @@ def eigvalsh(y, a, UPLO="L"):
     # eigh's rule with no gradient for the eigenvectors: v diag(g) v^T on the triangle read
     w, v = xp.linalg.eigh(a, UPLO)
     d[a] = to_triangle((v * xp.expand_dims(d[y], -2)) @ xp.swapaxes(v, -1, -2), UPLO)
+
+
+@adjoint(np.linalg.eig, outputs=2)
+def eig(w, v, a):
+    # real distinct eigenvalues (else refused): a = v diag(w) v^-1, with NumPy's columns of
+    # v of unit norm; with f[i, j] = 1 / (w[j] - w[i]) off the diagonal, the gradient is
+    # v^-T (diag(gw) + f * (v^T gn)) v^T, gn the gradient of v less each column's part
+    # along itself (the normalization)
+    vr = real_eig(v, w)
+    vt = xp.swapaxes(vr, -1, -2)
+    eye = xp.eye(w.shape[-1], dtype=w.dtype)
+    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    gn = d[v] - vr * xp.expand_dims(xp.sum(vr * d[v], axis=-2), -2)
+    inner = eye * xp.expand_dims(d[w], -2) + f * (vt @ gn)
+    d[a] = xp.swapaxes(xp.linalg.inv(vr), -1, -2) @ inner @ vt
+
+
+@adjoint(np.linalg.eigvals)
+def eigvals(y, a):
+    # eig's rule with no gradient for the eigenvectors: v^-T diag(g) v^T
+    w, v = xp.linalg.eig(a)
+    vr = real_eig(v, w, y)
+    vt = xp.swapaxes(vr, -1, -2)
+    d[a] = xp.swapaxes(xp.linalg.inv(vr), -1, -2) @ (xp.expand_dims(d[y], -1) * vt)
 
 
 @adjoint(np.linalg.svdvals)
@@ -59,6 +104,28 @@ def qr(q, r, a, mode="reduced"):
     low = xp.tril(m - xp.swapaxes(m, -1, -2) + n - xp.swapaxes(n, -1, -2))
     right = q @ (d[r] + xp.swapaxes(xp.linalg.solve(rs, xp.swapaxes(low, -1, -2)), -1, -2))
     d[a] = right + xp.swapaxes(xp.linalg.solve(rs, xp.swapaxes(d[q] - q @ m, -1, -2)), -1, -2)
+
+
+@adjoint(np.linalg.lstsq, outputs=4)
+def lstsq(x, res, rank, sv, a, b, rcond=None):
+    # of a matrix of full rank (else refused): x = pinv(a) b, with pinv's derivative
+    # (Golub & Pereyra 1973); the residuals |b - a x|^2 per column move with b and a
+    # along r = b - a x alone (a^T r = 0 at the fit); sv are a's singular values
+    p = xp.linalg.pinv(full_rank(a, rank))
+    b2 = xp.reshape(b, (b.shape[0], -1))
+    x2 = xp.reshape(x, (a.shape[-1], -1))
+    gx = xp.reshape(d[x], x2.shape)
+    r = b2 - a @ x2
+    gr = 2 * r * residuals_back(d[res], x2[0])
+    d[b] = xp.reshape(xp.swapaxes(p, -1, -2) @ gx + gr, b.shape)
+    gp = xp.swapaxes(gx @ xp.swapaxes(b2, -1, -2), -1, -2)
+    left = xp.eye(a.shape[-2], dtype=p.dtype) - a @ p
+    right = xp.eye(a.shape[-1], dtype=p.dtype) - p @ a
+    pt = xp.swapaxes(p, -1, -2)
+    d[a] = left @ gp @ p @ pt + pt @ p @ gp @ right - pt @ xp.swapaxes(gp, -1, -2) @ pt
+    d[a] = -(gr @ xp.swapaxes(x2, -1, -2))
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    d[a] = (u * xp.expand_dims(d[sv], -2)) @ vh
 
 
 # ---- splits: the pieces' gradients, put back together ----
@@ -94,23 +161,50 @@ def slogdet_tangent(sign, logdet, a):
 
 @tangent(np.linalg.eigh, outputs=2)
 def eigh_tangent(w, v, a, UPLO="L"):
-    dwv = eigh_tangents(d[a], w, v, UPLO)
-    d[w] = dwv[0]
-    d[v] = dwv[1]
+    eye = xp.eye(w.shape[-1], dtype=w.dtype)
+    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    p = xp.swapaxes(v, -1, -2) @ from_triangle(d[a], UPLO) @ v
+    d[w] = xp.diagonal(p, axis1=-2, axis2=-1)
+    d[v] = v @ (f * p)
 
 
 @tangent(np.linalg.svd, outputs=3)
 def svd_tangent(u, s, vh, a, full_matrices=True):
-    dusv = svd_tangents(d[a], u, s, vh, full_matrices)
-    d[u] = dusv[0]
-    d[s] = dusv[1]
-    d[vh] = dusv[2]
+    ur = reduced_svd(u, vh, full_matrices)
+    v = xp.swapaxes(vh, -1, -2)
+    eye = xp.eye(s.shape[-1], dtype=s.dtype)
+    f = (1 - eye) / (xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1) + eye)
+    p = xp.swapaxes(ur, -1, -2) @ d[a] @ v
+    pt = xp.swapaxes(p, -1, -2)
+    d[s] = xp.diagonal(p, axis1=-2, axis2=-1)
+    d[u] = u @ (f * (p * xp.expand_dims(s, -2) + xp.expand_dims(s, -1) * pt))
+    d[u] = (d[a] @ v - u @ p) / xp.expand_dims(s, -2)
+    d[vh] = xp.swapaxes(v @ (f * (xp.expand_dims(s, -1) * p + pt * xp.expand_dims(s, -2))), -1, -2)
+    d[vh] = xp.swapaxes((xp.swapaxes(d[a], -1, -2) @ u - v @ pt) / xp.expand_dims(s, -2), -1, -2)
 
 
 @tangent(np.linalg.eigvalsh)
 def eigvalsh_tangent(y, a, UPLO="L"):
     w, v = xp.linalg.eigh(a, UPLO)
     d[y] = xp.sum(v * (from_triangle(d[a], UPLO) @ v), axis=-2)
+
+
+@tangent(np.linalg.eig, outputs=2)
+def eig_tangent(w, v, a):
+    vr = real_eig(v, w)
+    eye = xp.eye(w.shape[-1], dtype=w.dtype)
+    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    c = xp.linalg.solve(vr, d[a] @ vr)
+    dv = vr @ (f * c)
+    d[w] = xp.diagonal(c, axis1=-2, axis2=-1)
+    d[v] = dv - vr * xp.expand_dims(xp.sum(vr * dv, axis=-2), -2)
+
+
+@tangent(np.linalg.eigvals)
+def eigvals_tangent(y, a):
+    w, v = xp.linalg.eig(a)
+    vr = real_eig(v, w, y)
+    d[y] = xp.sum(xp.linalg.inv(vr) * xp.swapaxes(d[a] @ vr, -1, -2), axis=-1)
 
 
 @tangent(np.linalg.svdvals)
@@ -133,7 +227,27 @@ def qr_tangent(q, r, a, mode="reduced"):
     d[r] = (c - w) @ rs
 
 
+@tangent(np.linalg.lstsq, outputs=4)
+def lstsq_tangent(x, res, rank, sv, a, b, rcond=None):
+    p = xp.linalg.pinv(full_rank(a, rank))
+    b2 = xp.reshape(b, (b.shape[0], -1))
+    x2 = xp.reshape(x, (a.shape[-1], -1))
+    r = b2 - a @ x2
+    left = xp.eye(a.shape[-2], dtype=p.dtype) - a @ p
+    right = xp.eye(a.shape[-1], dtype=p.dtype) - p @ a
+    pt = xp.swapaxes(p, -1, -2)
+    dat = xp.swapaxes(d[a], -1, -2)
+    d[x] = xp.reshape(p @ xp.reshape(d[b], b2.shape), x.shape)
+    d[x] = xp.reshape((p @ pt @ dat @ left + right @ dat @ pt @ p - p @ d[a] @ p) @ b2, x.shape)
+    d[res] = residuals_like(2 * xp.sum(r * xp.reshape(d[b], b2.shape), axis=0), res)
+    d[res] = residuals_like(-2 * xp.sum(r * (d[a] @ x2), axis=0), res)
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    d[sv] = xp.sum(u * (d[a] @ xp.swapaxes(vh, -1, -2)), axis=-2)
+
+
 # ---- the helpers of these rules: linear maps, each other's adjoints (and the identity) ----
+
+nondifferentiable(split_axis)  # an axis number, read when the rule is differentiated again
 
 
 @adjoint(to_triangle)
@@ -164,6 +278,56 @@ def qr_factor_adjoint(y, r, mode="reduced"):
 @tangent(qr_factor)
 def qr_factor_tangent(y, r, mode="reduced"):
     d[y] = d[r]
+
+
+@adjoint(full_rank, static=("rank",))
+def full_rank_adjoint(y, a, rank):
+    d[a] = d[y]
+
+
+@tangent(full_rank, static=("rank",))
+def full_rank_tangent(y, a, rank):
+    d[y] = d[a]
+
+
+@adjoint(residuals_like, static=("res",))
+def residuals_like_adjoint(y, v, res):
+    d[v] = residuals_back(d[y], v)
+
+
+@tangent(residuals_like, static=("res",))
+def residuals_like_tangent(y, v, res):
+    d[y] = residuals_like(d[v], res)
+
+
+@adjoint(residuals_back, static=("v",))
+def residuals_back_adjoint(y, g, v):
+    d[g] = residuals_like(d[y], g)
+
+
+@tangent(residuals_back, static=("v",))
+def residuals_back_tangent(y, g, v):
+    d[y] = residuals_back(d[g], v)
+
+
+@adjoint(real_eig, static=("w", "values"), shape_preserving=True)
+def real_eig_adjoint(y, v, w, values=None):
+    d[v] = d[y]
+
+
+@tangent(real_eig, static=("w", "values"))
+def real_eig_tangent(y, v, w, values=None):
+    d[y] = d[v]
+
+
+@adjoint(reduced_svd, static=("vh",), shape_preserving=True)
+def reduced_svd_adjoint(y, u, vh, full_matrices=True):
+    d[u] = d[y]
+
+
+@tangent(reduced_svd, static=("vh",))
+def reduced_svd_tangent(y, u, vh, full_matrices=True):
+    d[y] = d[u]
 
 
 @tangent(np.split, outputs="*")

@@ -6,6 +6,7 @@ import numpy as np
 
 from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import unbroadcast, unit_if_zero
+from srcad.runtime.complexes import abs_slope, fit_to, real_part
 from srcad.runtime.numeric import chosen
 from srcad.runtime.tangents import broadcast_like
 
@@ -105,7 +106,10 @@ def square(y, x):
 
 @adjoint(np.abs, np.absolute, abs, shape_preserving=True)
 def absolute(y, x):
-    d[x] = d[y] * xp.sign(x)
+    # sign(x) for real x; conj(x) / |x| for complex (JAX's convention), 0 at 0 for both;
+    # the cotangent of the real y is real (stack or vdot of y with complex values may leave
+    # an imaginary part in it, which conj(x) would turn into a wrong real one)
+    d[x] = real_part(d[y]) * abs_slope(x, y)
 
 
 # ---- selection: ties split the gradient evenly ----
@@ -295,9 +299,15 @@ def nan_to_num(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     d[x] = xp.where(xp.isfinite(x), d[y], 0)
 
 
-@adjoint(np.real, np.real_if_close, shape_preserving=True)
+@adjoint(np.real, shape_preserving=True)
 def real(y, x):
-    d[x] = d[y]
+    d[x] = xp.real(d[y])
+
+
+@adjoint(np.real_if_close, shape_preserving=True)
+def real_if_close(y, x):
+    # the imaginary parts are dropped only when all are small: then the cotangent is real
+    d[x] = fit_to(d[y], y)
 
 
 @adjoint(np.conj, Method("conj"), Method("conjugate"), shape_preserving=True)
@@ -395,7 +405,7 @@ def square_tangent(y, x):
 
 @tangent(np.abs, np.absolute, abs)
 def absolute_tangent(y, x):
-    d[y] = d[x] * xp.sign(x)
+    d[y] = xp.real(d[x] * abs_slope(x, y))
 
 
 # a tie moves with half of each side's tangent, as the adjoints split the gradient evenly;
@@ -563,9 +573,14 @@ def nan_to_num_tangent(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     d[y] = xp.where(xp.isfinite(x), d[x], 0)
 
 
-@tangent(np.real, np.real_if_close)
+@tangent(np.real)
 def real_tangent(y, x):
     d[y] = xp.real(d[x])
+
+
+@tangent(np.real_if_close)
+def real_if_close_tangent(y, x):
+    d[y] = fit_to(d[x], y)
 
 
 @tangent(np.conj, Method("conj"), Method("conjugate"))

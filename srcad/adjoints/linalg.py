@@ -18,10 +18,18 @@ from srcad.runtime.accumulate import (
     grad_tensordot_lhs,
     grad_tensordot_rhs,
     keep_reduced,
+    real_like,
     unbroadcast,
     undiagonal,
     unit_if_zero,
 )
+from srcad.runtime.complexes import complex_checked_unless, conj_if_complex, real_part
+from srcad.runtime.einsums import (
+    einsum_general_replacing,
+    grad_einsum_general,
+    grad_einsum_general_replacing,
+)
+from srcad.runtime.higher import einsum_replacing_two
 from srcad.runtime.linalg import chain_subscripts, diagonal_blocks, upper_block, upper_right
 from srcad.runtime.norms import norm_axes, norm_curvature, norm_slope, norm_third
 from srcad.runtime.tangents import einsum_replacing
@@ -35,15 +43,16 @@ def dot(y, a, b):
 
 @adjoint(np.vdot)
 def vdot(y, a, b):
-    # real operands: the sum of the flattened products (complex ones would be conjugated)
-    d[a] = d[y] * xp.reshape(b, a.shape)
-    d[b] = d[y] * xp.reshape(a, b.shape)
+    # vdot(a, b) = sum(conj(a) * b): the transpose conjugates a's term (JAX's convention)
+    # (only the real part reaches a real operand: for the derivative of this gradient)
+    d[a] = real_like(xp.conj(d[y] * xp.reshape(b, a.shape)), a)
+    d[b] = real_like(d[y] * xp.reshape(xp.conj(a), b.shape), b)
 
 
 @adjoint(np.outer)
 def outer(y, a, b):
-    d[a] = xp.reshape(d[y] @ xp.reshape(b, (-1,)), a.shape)
-    d[b] = xp.reshape(xp.reshape(a, (-1,)) @ d[y], b.shape)
+    d[a] = real_like(xp.reshape(d[y] @ xp.reshape(b, (-1,)), a.shape), a)
+    d[b] = real_like(xp.reshape(xp.reshape(a, (-1,)) @ d[y], b.shape), b)
 
 
 @adjoint(np.inner)
@@ -54,8 +63,9 @@ def inner(y, a, b):
 
 @adjoint(np.einsum)
 def einsum(y, subscripts, *operands):
+    # any subscripts: '...', an index repeated within an operand, broadcast size-1 axes
     for i, x in enumerate(operands):
-        d[x] = grad_einsum(subscripts, d[y], operands, i)
+        d[x] = real_like(grad_einsum_general(subscripts, d[y], operands, i), x)
 
 
 @adjoint(np.linalg.multi_dot)
@@ -123,8 +133,9 @@ def inv(y, a):
 @adjoint(np.linalg.solve)
 def solve(y, a, b):
     gb = grad_solve_rhs(d[y], a)
-    d[a] = grad_solve_lhs(gb, y)
-    d[b] = gb
+    # (a real operand among complex ones gets a real cotangent, as from unbroadcast)
+    d[a] = real_like(grad_solve_lhs(gb, y), a)
+    d[b] = real_like(gb, b)
 
 
 @adjoint(np.linalg.det)
@@ -145,28 +156,45 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
     # the 2-norm of vectors or Frobenius norm of matrices along axis in operations that
     # differentiate again to any order (a zero norm has x == 0 along the axis: the
     # subgradient 0 there); another ord through the slope of each slice's norm
-    d[x] = (
-        keep_reduced(d[y] / unit_if_zero(y), x, axis, keepdims) * x
+    # (complex x: the 2-norm and Frobenius norm only; the slope of another ord is real's)
+    d[x] = complex_checked_unless(
+        keep_reduced(real_part(d[y]) / unit_if_zero(y), x, axis, keepdims) * xp.conj(x)
         if ord in (None, "fro")
-        else keep_reduced(d[y], x, norm_axes(x, axis), keepdims) * norm_slope(x, ord, axis)
+        else keep_reduced(d[y], x, norm_axes(x, axis), keepdims) * norm_slope(x, ord, axis),
+        ord in (None, "fro"),
+        "np.linalg.norm with an ord other than None and 'fro'",
+        (x,),
     )
 
 
 @adjoint(np.linalg.vector_norm)
 def vector_norm(y, x, axis=None, keepdims=False, ord=2):
-    d[x] = keep_reduced(d[y], x, norm_axes(x, axis, "vector"), keepdims) * (
-        x / keep_reduced(unit_if_zero(y), x, norm_axes(x, axis, "vector"), keepdims)
+    slope = (
+        conj_if_complex(x)
+        / keep_reduced(unit_if_zero(y), x, norm_axes(x, axis, "vector"), keepdims)
         if ord == 2
         else norm_slope(x, ord, axis, "vector")
+    )
+    d[x] = complex_checked_unless(
+        keep_reduced(real_part(d[y]), x, norm_axes(x, axis, "vector"), keepdims) * slope,
+        ord == 2,
+        "np.linalg.vector_norm with an ord other than 2",
+        (x,),
     )
 
 
 @adjoint(np.linalg.matrix_norm)
 def matrix_norm(y, x, keepdims=False, ord="fro"):
-    d[x] = keep_reduced(d[y], x, (-2, -1), keepdims) * (
-        x / keep_reduced(unit_if_zero(y), x, (-2, -1), keepdims)
+    slope = (
+        conj_if_complex(x) / keep_reduced(unit_if_zero(y), x, (-2, -1), keepdims)
         if ord == "fro"
         else norm_slope(x, ord, None, "matrix")
+    )
+    d[x] = complex_checked_unless(
+        keep_reduced(real_part(d[y]), x, (-2, -1), keepdims) * slope,
+        ord == "fro",
+        "np.linalg.matrix_norm with an ord other than 'fro'",
+        (x,),
     )
 
 
@@ -241,7 +269,7 @@ def inner_tangent(y, a, b):
 def einsum_tangent(y, subscripts, *operands):
     # product rule: one term per operand, that operand replaced by its tangent
     for i, x in enumerate(operands):
-        d[y] = einsum_replacing(subscripts, operands, i, d[x])
+        d[y] = einsum_general_replacing(subscripts, operands, i, d[x])
 
 
 @tangent(np.linalg.multi_dot)
@@ -316,25 +344,46 @@ def matrix_power_tangent(y, a, n):
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
-    d[y] = (
-        xp.sum(x * d[x], axis=axis, keepdims=keepdims) / unit_if_zero(y)
+    d[y] = complex_checked_unless(
+        xp.real(xp.sum(xp.conj(x) * d[x], axis=axis, keepdims=keepdims)) / unit_if_zero(y)
         if ord in (None, "fro")
-        else xp.sum(d[x] * norm_slope(x, ord, axis), axis=norm_axes(x, axis), keepdims=keepdims)
+        else xp.sum(d[x] * norm_slope(x, ord, axis), axis=norm_axes(x, axis), keepdims=keepdims),
+        ord in (None, "fro"),
+        "np.linalg.norm with an ord other than None and 'fro'",
+        (x,),
     )
 
 
 @tangent(np.linalg.vector_norm)
 def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
-    d[y] = xp.sum(
-        d[x] * norm_slope(x, ord, axis, "vector"),
-        axis=norm_axes(x, axis, "vector"),
-        keepdims=keepdims,
+    d[y] = complex_checked_unless(
+        xp.real(
+            xp.sum(conj_if_complex(x) * d[x], axis=norm_axes(x, axis, "vector"), keepdims=keepdims)
+        )
+        / unit_if_zero(y)
+        if ord == 2
+        else xp.sum(
+            d[x] * norm_slope(x, ord, axis, "vector"),
+            axis=norm_axes(x, axis, "vector"),
+            keepdims=keepdims,
+        ),
+        ord == 2,
+        "np.linalg.vector_norm with an ord other than 2",
+        (x,),
     )
 
 
 @tangent(np.linalg.matrix_norm)
 def matrix_norm_tangent(y, x, keepdims=False, ord="fro"):
-    d[y] = xp.sum(d[x] * norm_slope(x, ord, None, "matrix"), axis=(-2, -1), keepdims=keepdims)
+    d[y] = complex_checked_unless(
+        xp.real(xp.sum(conj_if_complex(x) * d[x], axis=(-2, -1), keepdims=keepdims))
+        / unit_if_zero(y)
+        if ord == "fro"
+        else xp.sum(d[x] * norm_slope(x, ord, None, "matrix"), axis=(-2, -1), keepdims=keepdims),
+        ord == "fro",
+        "np.linalg.matrix_norm with an ord other than 'fro'",
+        (x,),
+    )
 
 
 @tangent(np.trace, Method("trace"))
@@ -436,3 +485,35 @@ def norm_slope_adjoint(w, x, ord=None, axis=None, kind="norm"):
 @tangent(norm_slope)
 def norm_slope_tangent(w, x, ord=None, axis=None, kind="norm"):
     d[w] = norm_curvature(d[x], x, ord, axis, kind)
+
+
+# ---- einsum's gradient in any form, and its product-rule terms: linear in g (in t) and in
+# every operand but the i-th, each other's transposes (as grad_einsum's rules) ----
+
+
+@adjoint(grad_einsum_general, static=("subscripts", "i"))
+def grad_einsum_general_adjoint(y, subscripts, g, operands, i):
+    d[g] = unbroadcast(einsum_general_replacing(subscripts, operands, i, d[y]), g)
+    for j, x in enumerate(operands):
+        d[x] = grad_einsum_general_replacing(subscripts, g, operands, j, i, d[y])
+
+
+@tangent(grad_einsum_general, static=("subscripts", "i"))
+def grad_einsum_general_tangent(y, subscripts, g, operands, i):
+    d[y] = grad_einsum_general(subscripts, d[g], operands, i)
+    for j, x in enumerate(operands):
+        d[y] = grad_einsum_general_replacing(subscripts, g, operands, i, j, d[x])
+
+
+@adjoint(einsum_general_replacing, static=("subscripts", "i"))
+def einsum_general_replacing_adjoint(y, subscripts, operands, i, t):
+    d[t] = grad_einsum_general(subscripts, d[y], operands, i)
+    for j, x in enumerate(operands):
+        d[x] = grad_einsum_general_replacing(subscripts, d[y], operands, j, i, t)
+
+
+@tangent(einsum_general_replacing, static=("subscripts", "i"))
+def einsum_general_replacing_tangent(y, subscripts, operands, i, t):
+    d[y] = einsum_general_replacing(subscripts, operands, i, d[t])
+    for j, x in enumerate(operands):
+        d[y] = einsum_replacing_two(subscripts, operands, i, t, j, d[x])

@@ -6,10 +6,12 @@ import math
 import numpy as np
 
 from srcad.adjoints.registry import Attribute, Method, Operator, nondifferentiable
+from srcad.runtime.attempts import attempted
+from srcad.runtime.guards import number_argument
 
 # ---- integer- and boolean-valued elementwise functions ----
-nondifferentiable(
-    np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
+nondifferentiable(  # np.sign has a rule in complex.py (z / |z| varies for complex z)
+    np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.isneginf, np.isposinf,
     np.isclose, np.allclose, np.array_equal, np.array_equiv,
     np.iscomplex, np.iscomplexobj, np.isreal, np.isrealobj, np.isscalar,
@@ -41,3 +43,9 @@ nondifferentiable(
     builtins.isinstance, builtins.type,
     Attribute("shape"), Attribute("ndim"), Attribute("size"), Attribute("dtype"),
 )  # fmt: skip
+
+# ---- the marker of a ``try`` lowered to a branch (a decision, not a value) ----
+nondifferentiable(attempted)
+
+# ---- the check that a parameter updated through another name holds a number ----
+nondifferentiable(number_argument)

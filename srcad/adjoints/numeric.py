@@ -5,7 +5,8 @@ their derivative code calls (for derivatives of derivatives)."""
 import numpy as np
 
 from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
-from srcad.runtime.accumulate import undiff
+from srcad.runtime.accumulate import real_like, undiff
+from srcad.runtime.complexes import conj_if_complex
 from srcad.runtime.numeric import (
     cov_rows,
     cov_rows_part,
@@ -48,24 +49,26 @@ def interp(y, x, xp, fp, left=None, right=None, period=None):
 def convolve(y, a, v, mode="full"):
     # the gradient of the full result is a correlation; other modes cut some of it off
     full = xp.pad(d[y], full_padding(a, v, mode))
-    d[a] = xp.correlate(full, v, "valid")
-    d[v] = xp.correlate(full, a, "valid")
+    # (np.correlate conjugates its second argument: undone for complex values)
+    d[a] = real_like(xp.correlate(full, conj_if_complex(v), "valid"), a)
+    d[v] = real_like(xp.correlate(full, conj_if_complex(a), "valid"), v)
 
 
 @adjoint(np.correlate)
 def correlate(y, a, v, mode="valid"):
     # correlate(a, v, 'full') is convolve(a, flip(v), 'full')
     full = xp.pad(d[y], full_padding(a, v, mode, True))
-    d[a] = xp.correlate(full, xp.flip(v), "valid")
-    d[v] = xp.flip(xp.correlate(full, a, "valid"))
+    d[a] = real_like(xp.correlate(full, xp.flip(v), "valid"), a)
+    # correlate(a, v) = convolve(a, flip(conj(v))): conjugate-linear in v
+    d[v] = real_like(xp.flip(conj_if_complex(xp.correlate(full, conj_if_complex(a), "valid"))), v)
 
 
 @adjoint(np.polyval)
 def polyval(y, p, x):
     k = poly_powers(p)
     # (x may be a Python number)
-    d[p] = xp.reshape(d[y], (-1,)) @ xp.reshape(xp.asarray(x), (-1, 1)) ** k
-    d[x] = d[y] * xp.polyval(p[:-1] * k[:-1], x)
+    d[p] = real_like(xp.reshape(d[y], (-1,)) @ xp.reshape(xp.asarray(x), (-1, 1)) ** k, p)
+    d[x] = real_like(d[y] * xp.polyval(p[:-1] * k[:-1], x), x)
 
 
 @adjoint(np.vander)

@@ -15,6 +15,7 @@ from srcad.runtime.accumulate import (
     unit_if_zero,
     unreduce,
 )
+from srcad.runtime.complexes import conj_if_complex, real_part
 from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
@@ -43,15 +44,17 @@ def max(y, x, axis=None, keepdims=False):
 def var(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     scale = 2 / (count(x, axis) - ddof)
-    d[x] = unreduce(d[y] * scale, x, axis=axis, keepdims=keepdims) * centred
+    d[x] = unreduce(real_part(d[y]) * scale, x, axis=axis, keepdims=keepdims) * conj_if_complex(
+        centred
+    )
 
 
 @adjoint(np.std, Method("std"))
 def std(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     # zero spread (one element, or all equal): centred is 0 there, and so the subgradient
-    scale = d[y] / ((count(x, axis) - ddof) * unit_if_zero(y))
-    d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * centred
+    scale = real_part(d[y]) / ((count(x, axis) - ddof) * unit_if_zero(y))
+    d[x] = unreduce(scale, x, axis=axis, keepdims=keepdims) * conj_if_complex(centred)
 
 
 # ---- NaN-ignoring reductions: NaN entries are left out, and get no gradient (as JAX);
@@ -86,7 +89,11 @@ def nanvar(y, x, axis=None, *, ddof=0, keepdims=False):
     kept = ~xp.isnan(x)
     centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
     scale = 2 / (xp.sum(kept, axis=axis, keepdims=True) - ddof)
-    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * scale * centred
+    d[x] = (
+        unreduce(real_part(d[y]), x, axis=axis, keepdims=keepdims)
+        * scale
+        * conj_if_complex(centred)
+    )
 
 
 @adjoint(np.nanstd)
@@ -96,7 +103,8 @@ def nanstd(y, x, axis=None, *, ddof=0, keepdims=False):
     spread = (xp.sum(kept, axis=axis, keepdims=True) - ddof) * keep_reduced(
         unit_if_zero(y), x, axis, keepdims
     )
-    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * centred / spread
+    g = unreduce(real_part(d[y]), x, axis=axis, keepdims=keepdims)
+    d[x] = g * conj_if_complex(centred) / spread
 
 
 # ---- order statistics: near any input a fixed weighted sum of entries ----
@@ -190,14 +198,14 @@ def max_tangent(y, x, axis=None, keepdims=False):
 def var_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     scale = 2 / (count(x, axis) - ddof)
-    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) * scale
+    d[y] = xp.real(xp.sum(d[x] * conj_if_complex(centred), axis=axis, keepdims=keepdims)) * scale
 
 
 @tangent(np.std, Method("std"))
 def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     spread = (count(x, axis) - ddof) * unit_if_zero(y)
-    d[y] = xp.sum(d[x] * centred, axis=axis, keepdims=keepdims) / spread
+    d[y] = xp.real(xp.sum(d[x] * conj_if_complex(centred), axis=axis, keepdims=keepdims)) / spread
 
 
 @tangent(np.cumsum, Method("cumsum"))
@@ -260,7 +268,8 @@ def nanvar_tangent(y, x, axis=None, *, ddof=0, keepdims=False):
     kept = ~xp.isnan(x)
     centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
     scale = 2 / (xp.sum(kept, axis=axis, keepdims=keepdims) - ddof)
-    d[y] = xp.sum(xp.where(kept, d[x], 0.0) * centred, axis=axis, keepdims=keepdims) * scale
+    terms = xp.where(kept, d[x], 0.0) * conj_if_complex(centred)
+    d[y] = xp.real(xp.sum(terms, axis=axis, keepdims=keepdims)) * scale
 
 
 @tangent(np.nanstd)
@@ -268,7 +277,8 @@ def nanstd_tangent(y, x, axis=None, *, ddof=0, keepdims=False):
     kept = ~xp.isnan(x)
     centred = xp.where(kept, x - xp.nanmean(x, axis=axis, keepdims=True), 0.0)
     spread = (xp.sum(kept, axis=axis, keepdims=keepdims) - ddof) * unit_if_zero(y)
-    d[y] = xp.sum(xp.where(kept, d[x], 0.0) * centred, axis=axis, keepdims=keepdims) / spread
+    terms = xp.where(kept, d[x], 0.0) * conj_if_complex(centred)
+    d[y] = xp.real(xp.sum(terms, axis=axis, keepdims=keepdims)) / spread
 
 
 @tangent(np.quantile)

@@ -82,11 +82,16 @@ class Rule:
     #: ``variadic``, one name stands for the list of all of them (``np.split``)
     results: tuple[str, ...] = ()
     variadic: bool = False
+    #: the template without the refusal of complex values (``complex_safe``), if it has one
+    unchecked: list[gast.stmt] | None = None
 
 
 _RULES: dict[Any, Rule] = {}
 _TANGENTS: dict[Any, Rule] = {}
 _NONDIFF: set[Any] = set()
+_COMPLEX_SAFE: set[Any] = set()
+#: module name -> the names of its rules right for complex values ("*": all of them)
+_COMPLEX_SAFE_RULES: dict[str, set[str]] = {}
 
 
 def _key(op: Any) -> Any:
@@ -141,15 +146,20 @@ def adjoint(
     shape_preserving: bool = False,
     static: tuple[str, ...] = (),
     outputs: int | str = 1,
+    complex_safe: bool = False,
 ) -> Callable[[T], T]:
     """Register the decorated template as the adjoint of each of ``ops``; operands named in
     ``static`` are read only for their shapes (no gradient flows to them). An op with
     several results names them first (``outputs=2``: ``def eigh(w, v, a)``), or with
-    ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``)."""
+    ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``). Unless
+    ``complex_safe`` (or :func:`complex_safe` names an op), the rule refuses complex values
+    at run time (see :func:`_refusing_complex`)."""
 
     def register(template: T) -> T:
         _before_user_rule(template)
         rule = _parse(template, shape_preserving, static, outputs)
+        if not (complex_safe or _known_complex_safe(rule, ops)):
+            _refusing_complex(rule, _label(ops[0]))
         for op in ops:
             _RULES[_key(op)] = rule
         return template
@@ -157,19 +167,137 @@ def adjoint(
     return register
 
 
-def tangent(*ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1) -> Callable[[T], T]:
+def tangent(
+    *ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1, complex_safe: bool = False
+) -> Callable[[T], T]:
     """Register the decorated template as the tangent (forward-mode) rule of each of
     ``ops``; operands named in ``static`` carry no tangent into the result; ``outputs`` as
-    for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent)."""
+    for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent);
+    ``complex_safe`` as for :func:`adjoint`."""
 
     def register(template: T) -> T:
         _before_user_rule(template)
         rule = _parse(template, False, static, outputs)
+        if not (complex_safe or _known_complex_safe(rule, ops)):
+            _refusing_complex(rule, _label(ops[0]))
         for op in ops:
             _TANGENTS[_key(op)] = rule
         return template
 
     return register
+
+
+def complex_safe(*ops: Any) -> None:
+    """Declare the adjoint and tangent rules of ``ops`` right for complex operands (each
+    checked against finite differences along real and imaginary directions): they no
+    longer refuse complex values (rules registered later included)."""
+    for op in ops:
+        _COMPLEX_SAFE.add(_key(op))
+        for table in (_RULES, _TANGENTS):
+            rule = table.get(_key(op))
+            if rule is not None and rule.unchecked is not None:
+                rule.body, rule.unchecked = rule.unchecked, None
+
+
+def complex_safe_rules(module: str, *names: str) -> None:
+    """Declare the rules of ``module`` named ``names`` (each with its ``_tangent`` and
+    ``_adjoint`` forms; no names: all of the module's) right for complex values, as
+    :func:`complex_safe` does by op."""
+    wanted = {f"{n}{end}" for n in names or ("*",) for end in ("", "_tangent", "_adjoint")}
+    _COMPLEX_SAFE_RULES.setdefault(module, set()).update(wanted)
+    for table in (_RULES, _TANGENTS):
+        for rule in table.values():
+            if rule.unchecked is not None and _known_complex_safe(rule, ()):
+                rule.body, rule.unchecked = rule.unchecked, None
+
+
+def _known_complex_safe(rule: Rule, ops: tuple[Any, ...]) -> bool:
+    names = _COMPLEX_SAFE_RULES.get(rule.globals.get("__name__", ""), ())
+    return "*" in names or rule.name in names or any(_key(op) in _COMPLEX_SAFE for op in ops)
+
+
+def _refusing_complex(rule: Rule, label: str) -> None:
+    """Make ``rule`` raise when a value it reads (an operand or result, never one read only
+    for its shape) is complex: a rule not audited for complex numbers must not return a
+    silently wrong derivative. A rule reading no values is linear with real coefficients,
+    hence right for complex values too. Each contribution goes through the check (it reads
+    only what the rule keeps anyway, so no value is kept longer; an assignment, as a tangent
+    rule's statements must be, that differentiates again as the identity)."""
+    read = [n for n in (*(rule.results or (rule.result,)), *rule.operands) if n in rule.residuals]
+    read = [n for n in read if n not in rule.static]
+    if not read:
+        return
+    from srcad.runtime.complexes import complex_checked
+
+    name = "_srcad_complex_checked"
+    rule.unchecked = rule.body
+    rule.globals = _Globals({name: complex_checked}, rule.globals)
+
+    def checked(body: list[gast.stmt]) -> list[gast.stmt]:
+        out = []
+        for stmt in body:
+            if isinstance(stmt, gast.Assign) and _stores_derivative(stmt.targets[0]):
+                values = gast.Tuple(elts=[_load(n) for n in read], ctx=gast.Load())
+                args = [stmt.value, gast.Constant(value=label, kind=None), values]
+                value = gast.Call(func=_load(name), args=args, keywords=[])
+                stmt = gast.Assign(targets=stmt.targets, value=value, type_comment=None)
+            elif isinstance(stmt, gast.For):  # np.select's rule, one choice at a time
+                stmt = gast.For(
+                    target=stmt.target, iter=stmt.iter, body=checked(stmt.body),
+                    orelse=stmt.orelse, type_comment=None,
+                )  # fmt: skip
+            out.append(stmt)
+        return out
+
+    rule.body = checked(rule.body)
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _stores_derivative(target: gast.expr) -> bool:
+    return (
+        isinstance(target, gast.Subscript)
+        and isinstance(target.value, gast.Name)
+        and target.value.id == "d"
+    )
+
+
+class _Globals(dict):
+    """A template's globals with a few more names: the module's, looked up when read."""
+
+    def __init__(self, extra: dict[str, Any], module: dict[str, Any]) -> None:
+        super().__init__(extra)
+        self.module = module
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        return self.module.get(name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        return self.module[name]
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in self.module
+
+
+def _label(op: Any) -> str:
+    """How an error names ``op``: ``np.var``, ``x.var()``, ``x.T``, the ``Pow`` operator."""
+    if isinstance(op, Method):
+        return f"x.{op.name}()"
+    if isinstance(op, Attribute):
+        return f"x.{op.name}"
+    if isinstance(op, Operator):
+        return f"the {op.name} operator"
+    module = getattr(op, "__module__", None) or ""
+    name = getattr(op, "__qualname__", None) or getattr(op, "__name__", None) or repr(op)
+    parts = [p for p in module.split(".") if p and not p.startswith("_") and p != "core"]
+    parts = ["np" if p == "numpy" else p for p in parts]
+    return ".".join([*parts, name])
 
 
 def nondifferentiable(*ops: Any) -> None:

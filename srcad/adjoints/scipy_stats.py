@@ -9,8 +9,9 @@ import math
 
 from scipy import special, stats
 
-from srcad.adjoints.registry import adjoint, d, tangent, xp
+from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.statistics import mvn_cov, mvn_cov_grad, mvn_dim, mvn_mean
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
@@ -214,32 +215,71 @@ def dirichlet_pdf(y, x, alpha):
     d[alpha] = xp.dot(per_alpha, d[y] * y)
 
 
-# ---- multivariate normal: x is (d,) or (n, d); mean (d,) and a full (d, d) cov given ----
-# SciPy reads only cov's lower triangle: an entry below the diagonal stands for both, and
-# the derivatives of the gradient too are those of a function of the lower triangle
+# ---- multivariate normal: x is (d,) or (n, d) (or (n,) in one dimension); mean given or
+# None (zeros), cov a scalar (times the identity), a 1-d diagonal or a (d, d) matrix of
+# which SciPy reads the lower triangle: an entry below the diagonal stands for both, and
+# the derivatives of the gradient too are those of a function of the lower triangle ----
 
 
 @adjoint(stats.multivariate_normal.logpdf)
-def mvn_logpdf(y, x, mean, cov):
-    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
-    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+def mvn_logpdf(y, x, mean=None, cov=1):
+    n = mvn_dim(x, mean, cov)
+    c = mvn_cov(cov, n)  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, xp.reshape(x - mvn_mean(mean, n), (-1, n)).T).T, (-1, n))
     gu = xp.reshape(d[y], (-1, 1)) * u
     d[x] = -xp.reshape(gu, x.shape)
     d[mean] = unbroadcast(xp.reshape(gu, x.shape), mean)
     full = 0.5 * (u.T @ gu) - 0.5 * xp.sum(d[y]) * xp.linalg.inv(c)
-    d[cov] = xp.tril(full + full.T) - full * xp.eye(cov.shape[0])
+    d[cov] = mvn_cov_grad(full, cov)
 
 
 @adjoint(stats.multivariate_normal.pdf)
-def mvn_pdf(y, x, mean, cov):
-    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
-    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+def mvn_pdf(y, x, mean=None, cov=1):
+    n = mvn_dim(x, mean, cov)
+    c = mvn_cov(cov, n)  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, xp.reshape(x - mvn_mean(mean, n), (-1, n)).T).T, (-1, n))
     gy = d[y] * y
     gu = xp.reshape(gy, (-1, 1)) * u
     d[x] = -xp.reshape(gu, x.shape)
     d[mean] = unbroadcast(xp.reshape(gu, x.shape), mean)
     full = 0.5 * (u.T @ gu) - 0.5 * xp.sum(gy) * xp.linalg.inv(c)
-    d[cov] = xp.tril(full + full.T) - full * xp.eye(cov.shape[0])
+    d[cov] = mvn_cov_grad(full, cov)
+
+
+# the parameters' helpers: mvn_mean is the identity where differentiated (a mean given),
+# mvn_cov and mvn_cov_grad linear maps, each other's adjoints
+
+nondifferentiable(mvn_dim)
+
+
+@adjoint(mvn_mean, static=("n",))
+def mvn_mean_adjoint(r, mean, n):
+    d[mean] = d[r]
+
+
+@tangent(mvn_mean, static=("n",))
+def mvn_mean_tangent(r, mean, n):
+    d[r] = d[mean]
+
+
+@adjoint(mvn_cov, static=("n",))
+def mvn_cov_adjoint(r, cov, n):
+    d[cov] = mvn_cov_grad(d[r], cov)
+
+
+@tangent(mvn_cov, static=("n",))
+def mvn_cov_tangent(r, cov, n):
+    d[r] = mvn_cov(d[cov], n)
+
+
+@adjoint(mvn_cov_grad, static=("cov",))
+def mvn_cov_grad_adjoint(r, g, cov):
+    d[g] = mvn_cov(d[r], g.shape[-1])
+
+
+@tangent(mvn_cov_grad, static=("cov",))
+def mvn_cov_grad_tangent(r, g, cov):
+    d[r] = mvn_cov_grad(d[g], cov)
 
 
 # ---- tangents ----
@@ -423,24 +463,26 @@ def dirichlet_pdf_tangent(y, x, alpha):
 
 
 @tangent(stats.multivariate_normal.logpdf)
-def mvn_logpdf_tangent(y, x, mean, cov):
-    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
-    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+def mvn_logpdf_tangent(y, x, mean=None, cov=1):
+    n = mvn_dim(x, mean, cov)
+    c = mvn_cov(cov, n)  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, xp.reshape(x - mvn_mean(mean, n), (-1, n)).T).T, (-1, n))
     d[y] = -xp.reshape(xp.sum(xp.reshape(d[x], u.shape) * u, axis=1), y.shape)
     d[y] = xp.reshape(xp.sum(d[mean] * u, axis=-1), y.shape)
-    sym = xp.tril(d[cov]) + xp.tril(d[cov], -1).T
+    sym = mvn_cov(d[cov], n)
     d[y] = xp.reshape(
         0.5 * xp.sum((u @ sym) * u, axis=1) - 0.5 * xp.trace(xp.linalg.solve(c, sym)), y.shape
     )
 
 
 @tangent(stats.multivariate_normal.pdf)
-def mvn_pdf_tangent(y, x, mean, cov):
-    c = xp.tril(cov) + xp.tril(cov, -1).T  # what SciPy reads
-    u = xp.reshape(xp.linalg.solve(c, (x - mean).T).T, (-1, cov.shape[0]))
+def mvn_pdf_tangent(y, x, mean=None, cov=1):
+    n = mvn_dim(x, mean, cov)
+    c = mvn_cov(cov, n)  # what SciPy reads
+    u = xp.reshape(xp.linalg.solve(c, xp.reshape(x - mvn_mean(mean, n), (-1, n)).T).T, (-1, n))
     d[y] = -xp.reshape(xp.sum(xp.reshape(d[x], u.shape) * u, axis=1), y.shape) * y
     d[y] = xp.reshape(xp.sum(d[mean] * u, axis=-1), y.shape) * y
-    sym = xp.tril(d[cov]) + xp.tril(d[cov], -1).T
+    sym = mvn_cov(d[cov], n)
     d[y] = (
         xp.reshape(
             0.5 * xp.sum((u @ sym) * u, axis=1) - 0.5 * xp.trace(xp.linalg.solve(c, sym)),

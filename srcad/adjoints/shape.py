@@ -43,27 +43,27 @@ from srcad.runtime.tangents import (
 
 @adjoint(np.reshape)
 def reshape(y, x, shape):
-    d[x] = xp.reshape(d[y], x.shape)
+    d[x] = xp.reshape(d[y], xp.shape(x))
 
 
 @adjoint(Method("reshape"))
 def reshape_method(y, x, *shape):
-    d[x] = xp.reshape(d[y], x.shape)
+    d[x] = xp.reshape(d[y], xp.shape(x))
 
 
 @adjoint(np.ravel, Method("ravel"), Method("flatten"))
 def ravel(y, x):
-    d[x] = xp.reshape(d[y], x.shape)
+    d[x] = xp.reshape(d[y], xp.shape(x))
 
 
 @adjoint(np.squeeze, Method("squeeze"))
 def squeeze(y, x, axis=None):
-    d[x] = xp.reshape(d[y], x.shape)
+    d[x] = xp.reshape(d[y], xp.shape(x))
 
 
 @adjoint(np.expand_dims)
 def expand_dims(y, x, axis):
-    d[x] = xp.reshape(d[y], x.shape)
+    d[x] = xp.reshape(d[y], xp.shape(x))
 
 
 @adjoint(np.transpose)
@@ -313,27 +313,27 @@ def full(y, shape, fill_value, dtype=None):
 
 @tangent(np.reshape)
 def reshape_tangent(y, x, shape):
-    d[y] = xp.reshape(d[x], y.shape)
+    d[y] = xp.reshape(d[x], xp.shape(y))
 
 
 @tangent(Method("reshape"))
 def reshape_method_tangent(y, x, *shape):
-    d[y] = xp.reshape(d[x], y.shape)
+    d[y] = xp.reshape(d[x], xp.shape(y))
 
 
 @tangent(np.ravel, Method("ravel"), Method("flatten"))
 def ravel_tangent(y, x):
-    d[y] = xp.reshape(d[x], y.shape)
+    d[y] = xp.reshape(d[x], xp.shape(y))
 
 
 @tangent(np.squeeze, Method("squeeze"))
 def squeeze_tangent(y, x, axis=None):
-    d[y] = xp.reshape(d[x], y.shape)
+    d[y] = xp.reshape(d[x], xp.shape(y))
 
 
 @tangent(np.expand_dims)
 def expand_dims_tangent(y, x, axis):
-    d[y] = xp.reshape(d[x], y.shape)
+    d[y] = xp.reshape(d[x], xp.shape(y))
 
 
 @tangent(np.transpose)

@@ -32,7 +32,10 @@ _NUMPY_SCALARS = (float, numpy.ndarray, numpy.generic)
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
-    """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
+    """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape (and
+    only ``g``'s real part for a real ``x`` that met complex values)."""
+    if _complex(g) and not _complex(x):
+        g = g.real
     shape = _shape(x)
     if _shape(g) == shape:
         if not shape and isinstance(x, numpy.ndarray) and not isinstance(g, numpy.ndarray):
@@ -45,6 +48,19 @@ def unbroadcast(g: Any, x: Any) -> Any:
     if not shape and not hasattr(x, "shape"):
         return g[()]
     return g
+
+
+def real_like(g: Any, x: Any) -> Any:
+    """``g``, only its real part when ``x`` is real: the gradient of a real parameter that
+    met complex values (the transpose of its promotion to complex)."""
+    if _complex(g) and not _complex(x):
+        return g.real
+    return g
+
+
+def _complex(x: Any) -> bool:
+    """Whether ``x`` is complex (a dtype of kind "c", or a Python complex number)."""
+    return getattr(getattr(x, "dtype", None), "kind", None) == "c" or type(x) is complex
 
 
 def unbroadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -69,12 +85,16 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     if axis is None and type(x) is numpy.ndarray and isinstance(g, _NUMPY_SCALARS):
         # a whole-array reduction on NumPy, the usual seed: a read-only view of one number
         # (what broadcast_to gives, without its bookkeeping)
+        if not isinstance(g, float) and _complex(g) and not _complex(x):
+            g = g.real  # a real x that met complex values: the real part
         g = numpy.asarray(g, dtype=x.dtype)
         if not g.ndim:
             view = numpy.ndarray(x.shape, x.dtype, g, 0, (0,) * x.ndim)
             view.flags.writeable = False
             return view
     xp = array_namespace(g, x)
+    if _complex(g) and not _complex(x):
+        g = xp.real(g)
     g = xp.asarray(g, dtype=x.dtype)
     if axis is not None and not keepdims:
         g = xp.expand_dims(g, _normalize_axes(axis, x.ndim))
@@ -120,6 +140,7 @@ def unit_if_zero(v: Any) -> Any:
 def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Where ``x`` attains the max/min ``y``: 1 / (number of ties), else 0."""
     xp = array_namespace(x)
+    x = xp.asarray(x)  # (a Python float: np.max(0.7))
     hits = xp.astype(x == keep_reduced(y, x, axis, keepdims), x.dtype)
     return hits / xp.sum(hits, axis=axis, keepdims=True)
 
@@ -130,6 +151,7 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     Exclusive cumulative products from both ends, so zeros in ``x`` are handled exactly.
     """
     xp = array_namespace(x)
+    x = xp.asarray(x)  # (a Python float: np.prod(0.7))
     axes = _normalize_axes(axis, x.ndim)
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     moved = xp.transpose(x, rest + axes)
@@ -180,7 +202,10 @@ def zeros_like(x: Any) -> Any:
 
 
 def add_at(buffer: Any, index: Any, g: Any) -> None:
-    """``buffer[index] += g`` with repeated indices accumulated (``np.add.at`` semantics)."""
+    """``buffer[index] += g`` with repeated indices accumulated (``np.add.at`` semantics);
+    a real buffer takes the real part of a complex ``g``."""
+    if _complex(g) and not _complex(buffer):
+        g = g.real
     if _is_basic(index):
         buffer[index] += g
         return
@@ -329,13 +354,13 @@ def _ndim(x: Any) -> int:
 
 
 def grad_dot_lhs(g: Any, a: Any, b: Any) -> Any:
-    """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
-    return _grad_dot(g, a, b, lhs=True)
+    """Gradient of ``np.dot(a, b)`` with respect to ``a`` (real where ``a`` is)."""
+    return real_like(_grad_dot(g, a, b, lhs=True), a)
 
 
 def grad_dot_rhs(g: Any, a: Any, b: Any) -> Any:
-    """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
-    return _grad_dot(g, a, b, lhs=False)
+    """Gradient of ``np.dot(a, b)`` with respect to ``b`` (real where ``b`` is)."""
+    return real_like(_grad_dot(g, a, b, lhs=False), b)
 
 
 def _grad_dot(g: Any, a: Any, b: Any, lhs: bool) -> Any:
@@ -353,7 +378,7 @@ def grad_inner_lhs(g: Any, a: Any, b: Any) -> Any:
     xp = array_namespace(g, a, b)
     lead = _ndim(a) - 1
     axes = (tuple(range(lead, lead + _ndim(b) - 1)), tuple(range(_ndim(b) - 1)))
-    return xp.tensordot(g, b, axes=axes)
+    return real_like(xp.tensordot(g, b, axes=axes), a)
 
 
 def grad_inner_rhs(g: Any, a: Any, b: Any) -> Any:
@@ -362,7 +387,7 @@ def grad_inner_rhs(g: Any, a: Any, b: Any) -> Any:
         return unbroadcast(g * a, b)
     xp = array_namespace(g, a, b)
     lead = _ndim(a) - 1
-    return xp.tensordot(g, a, axes=(tuple(range(lead)), tuple(range(lead))))
+    return real_like(xp.tensordot(g, a, axes=(tuple(range(lead)), tuple(range(lead)))), b)
 
 
 def grad_einsum(subscripts: str, g: Any, operands: Sequence[Any], i: int) -> Any:
@@ -387,9 +412,10 @@ def grad_einsum(subscripts: str, g: Any, operands: Sequence[Any], i: int) -> Any
     kept = "".join(c for c in target if c in available)
     xp = array_namespace(g, *operands)
     result = xp.einsum(",".join([output, *others]) + "->" + kept, g, *other_ops)
+    x = operands[i]
+    result = real_like(result, x)
     if kept == target:
         return result
-    x = operands[i]
     missing = tuple(k for k, c in enumerate(target) if c not in available)
     return xp.broadcast_to(xp.expand_dims(result, missing), x.shape)
 
@@ -505,7 +531,7 @@ def grad_tensordot_lhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
     # contracted axes in b's order, each standing for its partner axis of a
     out = xp.tensordot(g, b, (list(range(lead, lead + len(free_b))), free_b))
     order = [k for k in range(_ndim(a)) if k not in xa] + [xa[xb.index(j)] for j in sorted(xb)]
-    return xp.transpose(out, _inverse_order(order))
+    return real_like(xp.transpose(out, _inverse_order(order)), a)
 
 
 def grad_tensordot_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
@@ -515,7 +541,7 @@ def grad_tensordot_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
     free_a = [k for k in range(_ndim(a)) if k not in xa]
     out = xp.tensordot(a, g, (free_a, list(range(len(free_a)))))
     order = [xb[xa.index(i)] for i in sorted(xa)] + [k for k in range(_ndim(b)) if k not in xb]
-    return xp.transpose(out, _inverse_order(order))
+    return real_like(xp.transpose(out, _inverse_order(order)), b)
 
 
 def _kron_shapes(a: Any, b: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -537,7 +563,7 @@ def grad_kron_lhs(g: Any, a: Any, b: Any) -> Any:
     split = xp.reshape(g, _interleave(sa, sb))
     spread = xp.reshape(b, _interleave((1,) * len(sb), sb))
     summed = xp.sum(split * spread, axis=tuple(range(1, 2 * len(sa), 2)))
-    return xp.reshape(summed, _shape(a))
+    return real_like(xp.reshape(summed, _shape(a)), a)
 
 
 def grad_kron_rhs(g: Any, a: Any, b: Any) -> Any:
@@ -547,7 +573,7 @@ def grad_kron_rhs(g: Any, a: Any, b: Any) -> Any:
     split = xp.reshape(g, _interleave(sa, sb))
     spread = xp.reshape(a, _interleave(sa, (1,) * len(sa)))
     summed = xp.sum(split * spread, axis=tuple(range(0, 2 * len(sa), 2)))
-    return xp.reshape(summed, _shape(b))
+    return real_like(xp.reshape(summed, _shape(b)), b)
 
 
 def undiagonal(g: Any, x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
@@ -608,6 +634,8 @@ def cast_gradient(g: Any, like: Any, other: Any) -> Any:
     if not hasattr(like, "dtype"):
         return g  # a Python number: kept_dtype left it as it was
     g = xp.asarray(g)
+    if _complex(g) and not _complex(like):
+        g = xp.real(g)  # the transpose of a cast from real to complex
     return xp.astype(g, like.dtype) if g.dtype != like.dtype else g
 
 

@@ -144,5 +144,9 @@ class NumpyNames:
         """NumPy's ``ndim``."""
         return x.ndim
 
+    def shape(self, x: Any) -> tuple[int, ...]:
+        """NumPy's ``shape``: ``()`` for a Python number (an operand of the arrays' ops)."""
+        return tuple(getattr(x, "shape", ()))
+
     def __repr__(self) -> str:
         return f"<NumPy names over {self.__name__}>"

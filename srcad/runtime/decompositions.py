@@ -1,9 +1,10 @@
-"""Helpers for the rules of matrix decompositions (eigh, svd) and of splits.
-
-The formulas are the standard ones for symmetric eigendecompositions and the reduced SVD
-(e.g. Giles 2008; Townsend 2016): with ``F[i, j] = 1 / (w[j] - w[i])`` (eigh) or
-``1 / (s[j]**2 - s[i]**2)`` (svd) off the diagonal. They need distinct eigenvalues /
-singular values (and, for the SVD, nonzero singular values).
+"""Helpers for the rules of matrix decompositions (eigh, svd, eig, lstsq) and of splits:
+the checks that refuse what has no derivative (a full SVD's extra columns, complex
+eigenvalues, a rank-deficient least-squares problem), each the identity where it passes,
+and the triangle maps of eigh. The rules themselves are written out in ops that have rules
+(srcad/adjoints/decompositions.py), so that they differentiate again; ``svd_tangents``
+serves the norms' curvature (the standard formula, e.g. Townsend 2016, with
+``1 / (s[j]**2 - s[i]**2)`` off the diagonal: distinct nonzero singular values).
 """
 
 from __future__ import annotations
@@ -41,47 +42,12 @@ def to_triangle(g: Any, uplo: str = "L") -> Any:
     return xp.triu(g) + xp.triu(_t(g), 1)
 
 
-def eigh_adjoint(gw: Any, gv: Any, w: Any, v: Any, uplo: str = "L") -> Any:
-    """The gradient of ``eigh``'s input from those of its eigenvalues and eigenvectors."""
-    xp = array_namespace(w, v)
-    inner = _gaps(w) * (_t(v) @ gv) + xp.eye(w.shape[-1], dtype=w.dtype) * gw[..., None, :]
-    return to_triangle(v @ inner @ _t(v), uplo)
-
-
-def eigh_tangents(da: Any, w: Any, v: Any, uplo: str = "L") -> tuple[Any, Any]:
-    """The tangents of ``eigh``'s eigenvalues and eigenvectors for input tangent ``da``."""
-    xp = array_namespace(da, w, v)
-    p = _t(v) @ from_triangle(da, uplo) @ v
-    return xp.diagonal(p, axis1=-2, axis2=-1), v @ (_gaps(w) * p)
-
-
-def svd_adjoint(
-    gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, full_matrices: bool = True
-) -> Any:
-    """The gradient of a reduced ``svd``'s input from those of ``u``, ``s`` and ``vh``."""
-    _reduced(u, vh, full_matrices)
-    xp = array_namespace(u, s, vh)
-    v, gv = _t(vh), _t(gvh)
-    f = _gaps(s * s)
-    j, k = _t(u) @ gu, vh @ gv
-    eye = xp.eye(s.shape[-1], dtype=s.dtype)
-    core = (f * (j - _t(j))) * s[..., None, :] + s[..., :, None] * (f * (k - _t(k)))
-    core = core + eye * gs[..., None, :]
-    grad = u @ core @ vh
-    inv_s = 1 / s
-    if u.shape[-2] > s.shape[-1]:  # the part of gu outside u's columns
-        grad = grad + (gu - u @ j) * inv_s[..., None, :] @ vh
-    if vh.shape[-1] > s.shape[-1]:
-        grad = grad + u @ (inv_s[..., :, None] * _t(gv - v @ k))
-    return grad
-
-
 def svd_tangents(
     da: Any, u: Any, s: Any, vh: Any, full_matrices: bool = True
 ) -> tuple[Any, Any, Any]:
     """The tangents of a reduced ``svd``'s ``u``, ``s`` and ``vh`` for input tangent
-    ``da``."""
-    _reduced(u, vh, full_matrices)
+    ``da`` (the norms' curvature reads them; svd's own rules are written out in ops)."""
+    reduced_svd(u, vh, full_matrices)
     xp = array_namespace(da, u, s, vh)
     v = _t(vh)
     f = _gaps(s * s)
@@ -97,13 +63,16 @@ def svd_tangents(
     return du, ds, _t(dv)
 
 
-def _reduced(u: Any, vh: Any, full_matrices: bool) -> None:
-    """Refuse the full SVD of a non-square matrix (its extra columns have no derivative)."""
+def reduced_svd(u: Any, vh: Any, full_matrices: bool = True) -> Any:
+    """``u`` itself, once the SVD is known to be reduced (or of a square matrix): the extra
+    columns of a full SVD's ``u`` or ``vh`` are any orthonormal completion, without a
+    derivative (JAX refuses them too)."""
     if full_matrices and u.shape[-2] != vh.shape[-1]:
         raise ValueError(
             "srcad differentiates the reduced SVD only: pass full_matrices=False for "
-            "non-square matrices"
+            "non-square matrices (the extra columns of the full SVD are not unique)"
         )
+    return u
 
 
 def split_axis(x: Any, kind: str) -> int:
@@ -122,3 +91,42 @@ def qr_factor(r: Any, mode: str = "reduced") -> Any:
             f"only (got mode={mode!r} and r of shape {tuple(r.shape)})"
         )
     return r
+
+
+def full_rank(a: Any, rank: Any) -> Any:
+    """``a`` itself, once ``np.linalg.lstsq`` found it of full rank: where it is not, the
+    solution jumps with the singular values ``rcond`` cuts, and has no derivative."""
+    if int(rank) < min(a.shape[-2:]):
+        raise ValueError(
+            f"srcad differentiates np.linalg.lstsq of a matrix of full rank only: this one "
+            f"of shape {tuple(a.shape)} has rank {int(rank)} (rcond cut its smallest singular "
+            "values); remove the dependent columns, or regularize"
+        )
+    return a
+
+
+def residuals_like(v: Any, res: Any) -> Any:
+    """``v`` (per column of ``b``) as ``lstsq``'s residuals: empty where those are (a
+    square or wide ``a``, whose fit leaves none)."""
+    return v if res.shape[0] else res * 0
+
+
+def residuals_back(g: Any, v: Any) -> Any:
+    """The adjoint of :func:`residuals_like`: ``g`` where the residuals exist, else zeros
+    shaped like ``v``."""
+    return g if g.shape[0] else array_namespace(v).zeros_like(v)
+
+
+def real_eig(v: Any, w: Any, values: Any = None) -> Any:
+    """``v`` itself, once ``np.linalg.eig``'s eigenvalues ``w`` are known to be real (and
+    the same as ``values``, those ``eigvals`` returned, where given)."""
+    xp = array_namespace(v, w)
+    if xp.iscomplexobj(w) or xp.iscomplexobj(v):
+        raise ValueError(
+            "srcad differentiates np.linalg.eig / eigvals of real matrices with real, distinct "
+            "eigenvalues only: these eigenvalues are complex (for a symmetric matrix use "
+            "np.linalg.eigh)"
+        )
+    if values is not None and not bool(xp.all(w == values)):
+        raise ValueError("np.linalg.eig and eigvals disagree on this matrix's eigenvalues")
+    return v

@@ -114,8 +114,11 @@ def copied(array: Any) -> Any:
 
 def reset(array: Any, values: Any) -> None:
     """Write ``values`` (a copy taken earlier) back into ``array``'s own memory."""
-    if getattr(getattr(array, "flags", None), "writeable", True) is False:
-        # the name was rebound to a read-only view after its updates: nothing to put back
+    if getattr(getattr(array, "flags", None), "writeable", True) is False or not hasattr(
+        array, "shape"
+    ):
+        # the name was rebound after its updates, to a read-only view or to a number (the
+        # zeros of a value a tape gave back as None): nothing to put back
         return
     array[...] = values
 

@@ -8,6 +8,7 @@ weights; they are linear in their first argument and each other's adjoints.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from srcad.runtime.backend import array_namespace
@@ -103,3 +104,45 @@ def gather_weights(g: Any, weights: Any, a: Any, axis: Any = None) -> Any:
         return g
     others = tuple(k for k in range(a.ndim) if k != axis % a.ndim)
     return xp.sum(g, axis=others)
+
+
+# ---- scipy.stats.multivariate_normal's parameters as SciPy reads them ----
+
+
+def mvn_dim(x: Any, mean: Any = None, cov: Any = 1) -> int:
+    """The dimension SciPy infers: ``mean``'s size, else ``cov``'s order (1 below 2-D)."""
+    if mean is not None:
+        return int(math.prod(getattr(mean, "shape", ())))
+    return int(cov.shape[0]) if getattr(cov, "ndim", 0) >= 2 else 1
+
+
+def mvn_mean(mean: Any, n: int) -> Any:
+    """``mean`` itself, or zeros of length ``n`` when it is None (SciPy's default)."""
+    if mean is None:
+        return array_namespace().zeros(n)
+    return mean
+
+
+def mvn_cov(cov: Any, n: int) -> Any:
+    """The ``(n, n)`` covariance SciPy reads: a scalar times the identity, a 1-d array on
+    the diagonal, or a 2-d array's lower triangle (each entry below the diagonal stands for
+    both symmetric ones). Linear in ``cov``; :func:`mvn_cov_grad` is its adjoint."""
+    xp = array_namespace(cov)
+    ndim = getattr(cov, "ndim", 0)
+    if ndim == 0:
+        return cov * xp.eye(n)
+    if ndim == 1:
+        return xp.eye(n) * cov
+    return xp.tril(cov) + xp.swapaxes(xp.tril(cov, -1), -1, -2)
+
+
+def mvn_cov_grad(g: Any, cov: Any) -> Any:
+    """The gradient of ``cov`` from that of :func:`mvn_cov`'s matrix (the adjoint map)."""
+    xp = array_namespace(g)
+    ndim = getattr(cov, "ndim", 0)
+    if ndim == 0:
+        return xp.trace(g)
+    if ndim == 1:
+        return xp.diagonal(g)
+    eye = xp.eye(g.shape[-1], dtype=g.dtype)
+    return xp.tril(g + xp.swapaxes(g, -1, -2)) - g * eye

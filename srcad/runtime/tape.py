@@ -18,6 +18,11 @@ class Tape(list):
     __slots__ = ()
     push = list.append
 
+    def rewind(self, mark: int) -> None:
+        """Drop what was pushed since the tape held ``mark`` values (a ``try`` body that
+        failed: its arm is not taken back)."""
+        del self[mark:]
+
 
 @contextmanager
 def counting_pushes() -> Iterator[list[Any]]:

@@ -384,7 +384,7 @@ class ModuleWriter:
         for section in SECTIONS:
             pieces = [p for p in self.pieces if p.section == section]
             if section == "helpers":
-                pieces.sort(key=lambda p: p.sort_key)
+                pieces = _bases_first(sorted(pieces, key=lambda p: p.sort_key))
             if not pieces:
                 continue
             if section in ("constants", "handles"):
@@ -396,6 +396,38 @@ class ModuleWriter:
                 texts[0] = f"{banner}\n\n\n{texts[0]}"
             blocks.append("\n\n".join(texts))
         return "\n\n".join(block.rstrip("\n") + "\n" for block in blocks)
+
+
+def _bases_first(pieces: list[Piece]) -> list[Piece]:
+    """``pieces`` in their order, except that a class comes after the pieces defining its
+    base classes (they are read when the class statement runs)."""
+    defined = {p.sort_key: p for p in pieces}
+    out: list[Piece] = []
+    placed: set[int] = set()
+
+    def place(piece: Piece) -> None:
+        if id(piece) in placed:
+            return
+        placed.add(id(piece))
+        for base in _class_bases(piece.text):
+            if base in defined:
+                place(defined[base])
+        out.append(piece)
+
+    for piece in pieces:
+        place(piece)
+    return out
+
+
+def _class_bases(text: str) -> list[str]:
+    """The names a top-level ``class`` statement of ``text`` derives from."""
+    return [
+        base.id
+        for node in ast.parse(text).body
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+        if isinstance(base, ast.Name)
+    ]
 
 
 _CANNOT = "cannot be written into a module"

@@ -10,6 +10,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar
 
+import numpy as np
+
 from srcad import pytree
 from srcad.adjoints.scipy_table import is_scipy
 from srcad.runtime import recursion
@@ -45,6 +47,66 @@ class CustomVJP(Generic[P, R]):
         return self.fun(*args, **kwargs)
 
 
+class CustomVJPAgain(CustomVJP):
+    """A :class:`CustomVJP` function called in code whose gradient is differentiated again
+    (normalize/helpers.py puts it there): its gradient code calls the user's ``fwd`` and
+    ``bwd`` as functions of the user's, so the next transformation differentiates them
+    (as JAX does at second order through a custom vjp)."""
+
+    def __init__(self, custom: CustomVJP, outputs: int = 1) -> None:
+        super().__init__(custom.fun)
+        self.custom = custom
+        self.fwd, self.bwd = custom.fwd, custom.bwd
+        #: how many names the call's result is unpacked into (one cotangent each)
+        self.outputs = outputs
+
+    def backward_for(self, wrt: tuple[int, ...], outputs: int = 1) -> Callable:
+        """``def bwd_wrt(residuals, g): c0, c1 = bwd(residuals, g); return (c1,)``: the
+        user's ``bwd`` picked for ``wrt``, a function srcad reads (one cotangent per
+        positional parameter of ``fun``, checked as the first-order handle does). For a
+        ``fun`` unpacked into ``outputs`` names it takes one cotangent each (``g0, g1``)
+        and hands ``bwd`` their tuple."""
+        from srcad.callables import known_caller, new_caller
+
+        key = ("custom_vjp backward", id(self.bwd), id(self.fun), wrt, outputs)
+        found = known_caller(key, self.bwd)
+        if found is not None:
+            return found
+        count = len(_positional(self.fun))
+        name = getattr(self.bwd, "__name__", "bwd")
+        name = f"{name}_wrt" if name.isidentifier() else "bwd_wrt"
+        message = (
+            f"the bwd of {self.__name__} must return a tuple with one cotangent per "
+            f"positional argument ({count})"
+        )
+        given = [f"g{k}" for k in range(outputs)] if outputs != 1 else ["g"]
+        callee: Any = self.bwd
+        if outputs != 1:
+            # the cotangents passed leaf by leaf and made their tuple for ``bwd`` (a tuple
+            # display as an argument would carry no derivative)
+            treedef = pytree.flatten(tuple(range(outputs)))[1]
+            callee = FlatCall(self.bwd, ((1, treedef),), 2)
+        lines = [
+            f"c = __srcad_callee__(residuals, {', '.join(given)})",
+            f"if not isinstance(c, tuple) or len(c) != {count}:",
+            f"    raise TypeError({message!r})",
+        ]
+        if count == 1:  # (not ``c0, = c``, which forward mode reads as one value)
+            picked = "c[0]"
+        else:
+            names = [f"c{k}" for k in range(count)]
+            lines.append(f"{', '.join(names)} = c")
+            picked = ", ".join(names[k] for k in wrt)
+        scope = {"__srcad_callee__": callee}
+        params = ", ".join(["residuals", *given])
+        return new_caller(key, self.bwd, name, params, f"({picked},)", scope, lines)
+
+
+def _positional(func: Callable) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in inspect.signature(func).parameters.values() if p.kind in kinds]
+
+
 class CustomJVP(Generic[P, R]):
     """A function with a forward-mode derivative written by hand, JAX-style
     (``srcad.custom_jvp``): ``jvp(primals, tangents)`` returns ``(out, tangent_out)``,
@@ -65,12 +127,88 @@ class CustomJVP(Generic[P, R]):
         return self.fun(*args, **kwargs)
 
 
+class CustomJVPAgain(CustomJVP):
+    """A :class:`CustomJVP` function called in code whose gradient is differentiated again
+    (normalize/helpers.py puts it there, for a call passing every positional parameter):
+    its gradient code calls functions srcad reads, so the next transformation
+    differentiates the user's ``jvp`` (as JAX does): the value by the function itself
+    (whose derivative is its rule), the transposed rule as ``srcad.grad`` of
+    ``sum(tangent_out * g)`` with respect to the tangents, at zero tangents."""
+
+    def __init__(self, custom: CustomJVP) -> None:
+        super().__init__(custom.fun)
+        self.custom = custom
+        self.jvp = custom.jvp
+
+    def _names(self) -> tuple[str, list[str]]:
+        name = getattr(self.custom, "__name__", "f")
+        return (name if name.isidentifier() else "f"), [
+            f"p{k}" for k in range(len(_positional(self.fun)))
+        ]
+
+    def forward_function(self) -> Callable:
+        """``def f_forward(p0, p1): return f(p0, p1), (p0, p1)`` (``f(p0), p0``)."""
+        from srcad.callables import known_caller, new_caller
+
+        key = ("custom_jvp forward", id(self.custom), id(self.fun))
+        found = known_caller(key, self.custom)
+        if found is not None:
+            return found
+        name, params = self._names()
+        args = ", ".join(params)
+        scope = {"__srcad_callee__": self.custom}
+        # (one argument: itself the residuals, which reverse over reverse follows)
+        value = f"__srcad_callee__({args}), " + (args if len(params) == 1 else f"({args},)")
+        return new_caller(key, self.custom, f"{name}_forward", args, value, scope)
+
+    def backward_for(self, wrt: tuple[int, ...]) -> Callable:
+        """``def f_transposed(residuals, g)``: the cotangents of ``wrt`` (see class doc)."""
+        from srcad.api import grad
+        from srcad.callables import known_caller, new_caller
+
+        key = ("custom_jvp backward", id(self.custom), id(self.jvp), wrt)
+        found = known_caller(key, self.jvp)
+        if found is not None:
+            return found
+        name, params = self._names()
+        tangents = [f"t{k}" for k in range(len(params))]
+        dot_scope = {"__srcad_callee__": self.jvp, "np": np}
+        dot = new_caller(
+            ("custom_jvp dot", id(self.custom), id(self.jvp)),
+            self.jvp,
+            f"{name}_tangent_dot",
+            ", ".join([*params, *tangents, "g"]),
+            "np.sum(tangent * g)",
+            dot_scope,
+            [f"_, tangent = __srcad_callee__(({', '.join(params)},), ({', '.join(tangents)},))"],
+        )
+        picked = tuple(len(params) + k for k in wrt)
+        lines = [f"{p} = residuals[{k}]" for k, p in enumerate(params)]
+        if len(params) == 1:
+            lines = [f"{params[0]} = residuals"]
+        lines += [f"{t} = zero_tangent({p})" for p, t in zip(params, tangents)]
+        lines.append(f"c = __srcad_grad__({', '.join([*params, *tangents, 'g'])})")
+        if len(wrt) == 1:
+            result = "(c,)"
+        else:
+            names = [f"c{k}" for k in range(len(wrt))]
+            lines.append(f"{', '.join(names)} = c")
+            result = f"({', '.join(names)},)"
+        gradient = grad(dot, wrt=picked[0] if len(picked) == 1 else picked)
+        scope = {"__srcad_grad__": gradient, "zero_tangent": zero_tangent}
+        return new_caller(key, self.jvp, f"{name}_transposed", "residuals, g", result, scope, lines)
+
+
 class CustomJVPCall:
     """Calls of a :class:`CustomJVP` function from generated code, in either mode."""
 
     def __init__(self, custom: CustomJVP, wrt: tuple[int, ...]) -> None:
         self.custom = custom
         self.wrt = wrt
+        if isinstance(custom, CustomJVPAgain):
+            # code differentiated again: functions srcad reads (see CustomJVPAgain)
+            self.forward = custom.forward_function()  # type: ignore[method-assign]
+            self.backward = custom.backward_for(wrt)  # type: ignore[method-assign]
 
     def _jvp(self) -> Callable:
         if self.custom.jvp is None:
@@ -156,6 +294,11 @@ class CustomCall:
     def __init__(self, custom: CustomVJP, wrt: tuple[int, ...]) -> None:
         self.custom = custom
         self.wrt = wrt
+        if isinstance(custom, CustomVJPAgain):
+            # code differentiated again: the user's functions themselves, which the next
+            # transformation reads (these attributes stand in for the methods below)
+            self.forward = custom.fwd  # type: ignore[method-assign]
+            self.backward = custom.backward_for(wrt, custom.outputs)  # type: ignore[method-assign]
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` from the user's ``fwd``."""
@@ -163,8 +306,10 @@ class CustomCall:
             raise TypeError(f"{self.custom.__name__} has no vjp yet: call .defvjp(fwd, bwd)")
         return self.custom.fwd(*args, **kwargs)
 
-    def backward(self, residuals: Any, cotangent: Any) -> tuple[Any, ...]:
-        """The user's ``bwd`` cotangents of the differentiated arguments."""
+    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
+        """The user's ``bwd`` cotangents of the differentiated arguments (given one
+        cotangent per output of the function: their tuple for several)."""
+        cotangent = cotangents[0] if len(cotangents) == 1 else cotangents
         grads = self.custom.bwd(residuals, cotangent)
         if not isinstance(grads, tuple):
             raise TypeError(
@@ -320,7 +465,8 @@ def call_arguments(
         if kind is inspect.Parameter.VAR_POSITIONAL:
             positional.extend(value)
         elif kind is inspect.Parameter.VAR_KEYWORD:
-            named.update(value)
+            # after *args, in sorted order: the generated code takes one parameter each
+            positional.extend(value[k] for k in sorted(value))
         elif kind is inspect.Parameter.KEYWORD_ONLY:
             named[name] = value
         else:
@@ -446,10 +592,14 @@ class JVPFunction:
         self.wrt = wrt
 
     def srcad_function(self) -> Callable:
-        """The generated forward-mode function (which srcad can differentiate again)."""
+        """The generated forward-mode function (which srcad can differentiate again: the
+        helpers written out; ``func`` may be a derivative, a checkpoint, a custom rule's)."""
+        from srcad.api import _plain
         from srcad.transform.cache import cached
 
-        return cached(self.func, self.wrt, False, "jvp").function
+        gen = cached(_plain(self.func), self.wrt, False, "jvp", inline=True)
+        gen.function.__srcad_snapshot__ = gen.snapshot  # (see Derivative.srcad_function)
+        return gen.function
 
     def __call__(self, *args: Any) -> tuple[Any, Any]:
         """``(value, tangent)``."""
@@ -583,8 +733,29 @@ def missing_rule_hint(callee: Any) -> str:
     name = generated_call(callee)
     if name is None:
         return ""
+    from srcad.transform.normalize.helpers import not_inlined_reason
+
+    handle = getattr(callee, "__self__", None)
+    func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
+    reason = not_inlined_reason(func) if inspect.isfunction(func) else None
+    custom = getattr(handle, "custom", None)
+    if isinstance(custom, (CustomJVP, CustomVJP)):
+        name = getattr(custom, "__name__", name)
+        if isinstance(custom, CustomJVP):
+            reason = (
+                "it is a custom_jvp function (its rule is differentiated again only for a "
+                "call passing each positional argument, without keywords or stars, and a "
+                "Python function for its rule)"
+            )
+        else:
+            reason = (
+                "it is a custom_vjp function (its fwd and bwd are differentiated again only "
+                "when they are Python functions)"
+            )
+    why = f" because {reason}" if reason else ""
     return (
-        f" (this is generated code calling your function {name}: a derivative whose code "
+        f" (this is generated code calling your function {name}, which srcad could not "
+        f"write out in the code it differentiates again{why}: a derivative whose code "
         "calls your own functions cannot be differentiated again yet; write the function "
         "without calling them, or give them rules)"
     )

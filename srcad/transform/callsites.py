@@ -31,6 +31,7 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
+from srcad.transform.templates import refuse_unknown_stars
 
 
 @dataclass
@@ -137,6 +138,7 @@ def differentiated_arguments(
     if isinstance(op.callee, FlatCall):
         return _flat_call_arguments(op, source, activity, where)
     func, leading, _ = user_callee(op.callee)
+    refuse_unknown_stars(op.args, op.label, source, where)
     signature = inspect.signature(func)
     params = [
         p.name
@@ -151,16 +153,27 @@ def differentiated_arguments(
     arguments: list[gast.expr] = []
     structures: tuple = ()
     star = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None)
+    stars = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None)
     extra = bound.arguments.get(star, ()) if star else ()
+    leaf = ("leaf",)
+    # *args, **kwargs: specialized to this call's count and keywords (in sorted order, as
+    # call_arguments passes them); each differentiated as a whole
+    packed: dict[str, tuple[int, list]] = {}
     if star:
-        # *args: specialized to this call's count; all of them differentiated together
-        leaf = ("leaf",)
-        structures = ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
+        structures += ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
+        packed[star] = (len(params), list(extra))
+    if stars:
+        given = bound.arguments.get(stars, {})
+        keys = tuple(sorted(given))
+        index = len(params) + bool(star)
+        structures += ((index, ("dict", dict, keys, (leaf,) * len(keys))),)
+        packed[stars] = (index, [given[k] for k in keys])
     for name, value in bound.arguments.items():
-        if name == star:
-            if any(operand_names(v) & activity.varied for v in value if isinstance(v, gast.AST)):
-                wrt.append(len(params) - len(leading))
-                arguments.extend(value)
+        if name in packed:
+            index, values = packed[name]
+            if any(operand_names(v) & activity.varied for v in values if isinstance(v, gast.AST)):
+                wrt.append(index - len(leading))
+                arguments.extend(values)
             continue
         if not isinstance(value, gast.AST) or not operand_names(value) & activity.varied:
             continue

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gast
 
+from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
+from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
 
 _REJECTED: dict[type, str] = {
-    gast.Try: "'try' statements cannot be differentiated",
     gast.With: "'with' statements cannot be differentiated",
     gast.AsyncWith: "'async with' cannot be differentiated",
     gast.AsyncFor: "'async for' cannot be differentiated",
@@ -30,7 +31,6 @@ _REJECTED: dict[type, str] = {
     gast.ImportFrom: "imports inside a differentiated function are not supported; import at "
     "module level",
     gast.NamedExpr: "assignment expressions (':=') are not supported",
-    gast.Starred: "star-arguments ('*args') are not supported yet",
     gast.Match: "'match' statements are not supported",
     gast.Set: "set displays are not supported",
 }
@@ -39,8 +39,8 @@ _REJECTED: dict[type, str] = {
 def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     """Raise ``UnsupportedConstructError`` at the first unsupported construct in ``tree``."""
     args = tree.args
-    if args.vararg or args.kwarg:
-        raise source.error("'*args' and '**kwargs' parameters are not supported yet", tree)
+    if args.vararg:  # (called with a count, it is a tuple parameter by now)
+        raise source.error("a '*args' parameter is not supported here", tree)
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
@@ -52,7 +52,8 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
             if message is not None:
                 raise source.error(message, node)
             _check_node(node, source)
-    _check_inplace_aliasing(tree.body, source)
+    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params))
     return tree
 
 
@@ -87,10 +88,17 @@ def _check_node(node: gast.AST, source: Source) -> None:
         raise source.error("annotated assignments are not supported", node)
 
 
-def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
+def _check_inplace_aliasing(
+    body: list[gast.stmt], source: Source, params: set[str]
+) -> dict[str, TransformError]:
     """``z += 1`` on an array would also change every name sharing its memory; refuse that
-    when such a name is read afterwards, since desugaring to ``z = z + 1`` would not."""
+    when such a name is read afterwards, since desugaring to ``z = z + 1`` would not.
+    When the only such names are parameters (``z = x; z += y`` with ``x`` a Python float,
+    which srcad cannot tell from a 0-d array before the call), they are returned instead,
+    with the error: the derivative then checks at its call that they hold numbers, which
+    no update changes, and raises it for an array."""
     places = _places(body)
+    numbers: dict[str, TransformError] = {}
 
     def shared_later(stmt: gast.stmt, name: str, aliases: Aliases) -> list[str]:
         """Other names sharing ``name``'s memory that may be read after ``stmt`` before
@@ -108,13 +116,17 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
             name = stmt.target.id
             shared = shared_later(stmt, name, aliases)
             if shared:
-                raise source.error(
+                error = source.error(
                     f"in-place update of '{name}', which may share memory with "
                     f"{', '.join(repr(s) for s in shared)} read later; NumPy would change both. "
                     f"Write '{name} = {name} {_OPERATOR.get(type(stmt.op), 'op')} ...' to make "
                     "a new array, or copy first",
                     stmt,
                 )
+                if not set(shared) <= params:
+                    raise error
+                # parameters alone: refused when the call gives one an array
+                numbers.update((n, error) for n in shared)
         elif isinstance(stmt, (gast.Assign, gast.AugAssign)) and isinstance(
             _first_target(stmt), gast.Subscript
         ):
@@ -131,6 +143,7 @@ def _check_inplace_aliasing(body: list[gast.stmt], source: Source) -> None:
                 )
 
     carry(body, check)
+    return numbers
 
 
 _READ, _BOUND, _UNDECIDED = "read", "bound", "undecided"

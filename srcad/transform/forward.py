@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.adjoints.registry import lookup_tangent
+from srcad.adjoints.registry import is_nondifferentiable, lookup_tangent
 from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
@@ -43,7 +43,7 @@ from srcad.transform.callsites import (
     is_method_of_object,
     unpacked_names,
 )
-from srcad.transform.frontend import Source
+from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
@@ -106,6 +106,13 @@ class _Forward:
         """The tangent of an operand expression: its tangent variable, or zeros."""
         if isinstance(node, gast.Name) and self.active(node.id):
             return build.load(self.tangent(node.id))
+        if not isinstance(node, gast.Name) and operand_names(node) & self.activity.varied:
+            # a display of differentiable values (``k((x, y))``): zeros would be wrong
+            raise self.source.error(
+                "the tangent flows into a list or expression here, which is not supported "
+                "yet; pass arrays as separate arguments (e.g. np.stack([a, b]) for arrays)",
+                node,
+            )
         return self.zeros(node)
 
     # ---- statements ----
@@ -138,7 +145,11 @@ class _Forward:
             pop = build.attr(build.load(self.tangent(dropped.func.value.id)), "pop")
             return [_generated(gast.Expr(value=build.call(pop)), False)]
         if call is None:
-            if isinstance(stmt, gast.Expr) and operand_names(stmt.value) & self.activity.varied:
+            if (
+                isinstance(stmt, gast.Expr)
+                and operand_names(stmt.value) & self.activity.varied
+                and not _checks_only(stmt, self.source, self.local)
+            ):
                 if _restores(stmt, self.source, self.local):
                     raise self.source.error(
                         "a derivative that updates arrays in place cannot be differentiated "
@@ -468,9 +479,9 @@ class _Forward:
             )
             args = [op.args[0], *call.args]
         tangents = build.tuple_([self.tangent_of(a) for a in arguments])
-        if len(outputs) == 1:
+        if len(outputs) == 1 and isinstance(stmt.targets[0], gast.Name):
             pair = [build.store(outputs[0]), build.store(self.tangent(outputs[0]))]
-        else:
+        else:  # ``a, b = f(x)``, ``a, = f(x)``: the value and the tangent unpacked alike
             pair = [
                 build.tuple_([build.store(n) for n in outputs], gast.Store()),
                 build.tuple_([build.store(self.tangent(n)) for n in outputs], gast.Store()),
@@ -487,6 +498,15 @@ class _Forward:
         if variant is None or not set().union(*map(operand_names, arguments)) & self.masked:
             return handle  # (a derivative written by hand: its own rules apply)
         return self.namer.bind_global(variant(), handle + "_masked")
+
+
+def _checks_only(stmt: gast.Expr, source, local: set[str]) -> bool:
+    """Whether the statement calls a function declared non-differentiable (a check of its
+    arguments: nothing to carry a tangent)."""
+    if not isinstance(stmt.value, gast.Call):
+        return False
+    callee = source.resolve(stmt.value.func, local)
+    return callee is not MISSING and is_nondifferentiable(callee)
 
 
 def _tangent_reads(value: gast.expr) -> list[gast.expr]:

@@ -22,6 +22,7 @@ from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
+from srcad.transform.normalize.factors import split_factors
 from srcad.transform.normalize.helpers import inline_helpers
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
@@ -31,10 +32,15 @@ from srcad.transform.normalize.loops import desugar_loops
 from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
+from srcad.transform.normalize.number_params import guard_number_params
+from srcad.transform.normalize.objects import call_methods
+from srcad.transform.normalize.option_forms import rewrite_option_forms
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.sequences import stack_literals
+from srcad.transform.normalize.stars import spread_stars
+from srcad.transform.normalize.trying import lower_try, restore_try
 from srcad.transform.normalize.tuples import split_tuples
 from srcad.transform.normalize.unpacking import lower_unpacking, pick_results
 from srcad.transform.normalize.updates import functional_updates
@@ -75,18 +81,23 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = lower_comprehensions(lambdas_as_defs(source.tree), source, namer)
+    tree = lower_comprehensions(lambdas_as_defs(call_methods(source.tree, source)), source, namer)
     tree = inline_local_functions(tree, source, namer)
     if inline:
+        # ``args = (a, b); f(*args)``: the star spread first, so the call can be written out
+        tree = spread_stars(split_tuples(tree, namer, builtin_len=source.lookup("len") is len))
         helpers, names = inline_helpers(tree, source, namer)
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
+    tree = lower_try(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
-    tree = stack_literals(tree, source, namer)
+    tree = stack_literals(rewrite_option_forms(tree, source), source, namer)
+    tree = split_factors(tree, source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
-    tree = fence(tree, source)
+    tree = spread_stars(tree)
+    tree = guard_number_params(fence(tree, source), source, namer)
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(desugar(tree), source, namer)
     source.lists = lower_lists(tree, source, namer)
@@ -137,6 +148,8 @@ def transform(
     params = source.params
     if source.tree.args.vararg is not None:
         params = [*params, source.tree.args.vararg.id]  # *args, when called with a count
+    if source.tree.args.kwarg is not None:
+        params = [*params, source.tree.args.kwarg.id]  # **kwargs, called with its keywords
     free = _free_names(source.tree, source)
     for name, obj in free.items():
         namer.bind_user_global(name, obj)
@@ -163,6 +176,7 @@ def transform(
     reads = [entry for entries in source.reads.values() for entry in entries]
     for function in functions:
         optimize(function, namer)
+        restore_try(function, getanno(tree, "attempted"), namer)
         rebind(function, source, namer, rebound, numpy_only=facts is not None)
         if errstate is not None:
             wrap_errstate(function, errstate, namer)

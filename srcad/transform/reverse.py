@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.errors import NoAdjointError, NoOutputError, TransformError
-from srcad.runtime import accumulate, inplace, lists
+from srcad.runtime import accumulate, complexes, inplace, lists
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.tape import Tape
 from srcad.transform import build
@@ -580,6 +580,12 @@ class _Sweep:
                             f"{op.label} receives the list '{node.id}'{LIST_GRADIENT_HINT}",
                             where,
                         )
+                    if _unrolled(rule):  # np.select's lists: its rule takes them one by one
+                        raise source.error(
+                            f"{op.label} receives the list '{node.id}'; write its elements "
+                            f"out in the call ({op.label}([a, b], [x, y]))",
+                            where,
+                        )
                     raise source.error(
                         f"{op.label} receives the list '{node.id}'; turn it into an array "
                         f"first (np.stack({node.id}) or np.concatenate({node.id}))",
@@ -636,14 +642,15 @@ class _Sweep:
                 tvalue = tstmt.value
                 if chained and _is_adjoint_store(dest):
                     tvalue = self.zero_safe(tvalue, name)
-                value = reader.visit(tvalue)
+                # (the reader rewrites in place: a fallback below reads the template again)
+                value = reader.visit(copy.deepcopy(tvalue))
                 spread = None
                 if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
                     spread = self.spread_uniform(dest, value, name)
                     if spread is None:
                         # the number alone would lose the shape: read the broadcast adjoint
                         reader.uniform = {}
-                        value = _ReadAdjoints(self, build.load(name)).visit(tstmt.value)
+                        value = _ReadAdjoints(self, build.load(name)).visit(tvalue)
                     else:
                         value = spread
                 if reader.used_uniform:
@@ -815,6 +822,19 @@ class _Sweep:
             return any(walk(child) for child in gast.iter_child_nodes(node))
 
         return walk(value)
+
+
+def _unrolled(rule) -> set[str]:
+    """The operands a rule's template loops over (``for i, c in enumerate(choicelist)``),
+    which must be lists written out in the call."""
+    return {
+        node.iter.args[0].id
+        for node in rule.body
+        if isinstance(node, gast.For)
+        and isinstance(node.iter, gast.Call)
+        and node.iter.args
+        and isinstance(node.iter.args[0], gast.Name)
+    }
 
 
 def _is_helper(obj: object) -> bool:
@@ -1123,7 +1143,7 @@ def reverse(
         loose = set(sweep.loose) | (loose if len(seen) > 3 else set())
         available = new_available
         plan = new_plan
-    grads, finish = _gradients(sweep, wrt)
+    grads, finish = _gradients(sweep, wrt, again)
     prologue = [_namespace_line(ctx, params)]
     if sweep.pushes:
         tape_class = namer.bind_global(Tape, "Tape")
@@ -1277,8 +1297,13 @@ def _mask_user_calls(body: list[gast.stmt], ctx: _Context) -> None:
         stmt.value.func = build.attr(build.load(call.handle), "forward")
 
 
-def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gast.stmt]]:
-    """The returned gradient of each ``wrt`` parameter, and statements that finish them."""
+def _gradients(
+    sweep: _Sweep, wrt: list[str], again: bool = False
+) -> tuple[list[gast.expr], list[gast.stmt]]:
+    """The returned gradient of each ``wrt`` parameter, and statements that finish them.
+    ``again``: each is ``fit_to(dx, x)``, the real part for a real ``x``, as the API makes
+    it (complex values met on the way leave an imaginary part that is no part of it), so
+    that the code differentiated again differentiates what the user sees."""
     grads: list[gast.expr] = []
     finish: list[gast.stmt] = []
     helper = sweep.ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
@@ -1289,7 +1314,11 @@ def _gradients(sweep: _Sweep, wrt: list[str]) -> tuple[list[gast.expr], list[gas
         elif sweep.is_loose(name):
             exact = build.call(helper, build.load(adj), build.load(name))
             finish.append(_generated(build.assign(adj, exact)))
-        grads.append(build.load(adj))
+        if again:
+            fit = sweep.ctx.namer.bind_global(complexes.fit_to, "fit_to")
+            grads.append(build.call(fit, build.load(adj), build.load(name)))
+        else:
+            grads.append(build.load(adj))
     return grads, finish
 
 

@@ -7,7 +7,7 @@ import builtins
 import math
 import weakref
 from collections.abc import Callable, Iterable
-from types import ModuleType
+from types import CellType, ModuleType
 from typing import Any
 
 import numpy
@@ -51,7 +51,8 @@ def replaced(module: Any, attr: str) -> Any:
 class Snapshot:
     """The objects a function's free names (globals, closure cells, builtins), its
     defaults and the attributes it reaches were bound to when it was transformed (and the
-    code and defaults of the helpers written out in it).
+    code and defaults of the helpers written out in it; ``reads`` may name a closure cell,
+    or the snapshot of a derivative's code written out, which must still be current).
 
     ``current()`` says whether they all still are: one compiled expression of identity
     tests, cheap enough for every call. The function itself is held weakly, so that a
@@ -99,7 +100,11 @@ class Snapshot:
         for where, key, obj in reads:
             if (id(where), key) not in seen:
                 seen.add((id(where), key))
-                if obj is ABSENT:
+                if isinstance(where, Snapshot):  # code written out: its own snapshot
+                    terms.append(f"{bind(where)}.current()")
+                elif isinstance(where, CellType):  # a closure's variable, written out
+                    terms.append(f"{bind(where)}.cell_contents is {bind(obj)}")
+                elif obj is ABSENT:
                     terms.append(f"{key!r} not in {bind(where)}")
                 else:
                     terms.append(f"{bind(where)}[{key!r}] is {bind(obj)}")

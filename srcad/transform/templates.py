@@ -99,6 +99,19 @@ def _library_signature(callee: Any) -> inspect.Signature | None:
         return None
 
 
+def refuse_unknown_stars(args: list, label: str, source: Any, where: gast.AST) -> None:
+    """A located error for a star-argument whose length is known only at run time: which
+    parameter each value lands in is not known when the derivative is written."""
+    for arg in args:
+        if isinstance(arg, gast.Starred):
+            raise source.error(
+                f"{label}: a star-argument over a value whose length is known only at run "
+                "time cannot be differentiated; write the arguments out (a tuple display "
+                "or a tuple name of constant length works: 'args = (a, b); f(*args)')",
+                where,
+            )
+
+
 def rule_operands(
     rule: Rule | None, op: Any, source: Any, where: gast.AST, tangent: bool = False
 ) -> dict[str, Any]:
@@ -115,6 +128,7 @@ def rule_operands(
             )
         message = no_rule(op, tangent) + missing_rule_hint(op.callee)
         raise source.error(message, where, NoAdjointError)
+    refuse_unknown_stars(op.args, op.label, source, where)
     try:
         return bind(rule, op.args, op.keywords, op.callee)
     except TemplateError as exc:

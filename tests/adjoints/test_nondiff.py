@@ -62,6 +62,7 @@ _OTHER = {
     np.nonzero: "indices", np.argpartition: "indices", np.floor_divide: "piecewise constant",
     np.result_type: "a dtype", builtins.range: "integers", builtins.isinstance: "a bool",
     builtins.type: "a type", np.s_: "slices", np.index_exp: "slices",
+    np.fft.fftfreq: "frequencies from a length", np.fft.rfftfreq: "frequencies from a length",
 }  # fmt: skip
 _KEYS = {
     Operator(n) for n in ("FloorDiv", "Not", "Invert", "BitAnd", "BitOr", "BitXor")

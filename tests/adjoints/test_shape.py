@@ -138,3 +138,18 @@ def test_a_cast_to_integers_passes_no_derivative():
     np.testing.assert_array_equal(srcad.grad(truncates)(x), [1.0, 2.0, 0.0])
     assert srcad.jvp(truncates, (x,), (np.ones(3),))[1] == 3.0
     assert srcad.check_grad(truncates, x, modes=("fwd", "rev")) < 1e-6
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "np.reshape(2.0 * x, (1,))",
+        "np.reshape(x * x, (1, 1))",
+        "np.ravel(2.0 * x)",
+        "np.expand_dims(2.0 * x, 0)",
+        "np.squeeze(np.sin(x))",
+    ],
+)
+def test_shape_ops_of_a_python_float(expr):
+    # the rules read the operand's shape, which a Python number does not have
+    check(expr, 0.7)

@@ -97,6 +97,27 @@ def make_scale(k):
 
 
 scale3 = make_scale(0.75)
+
+
+def make_affine(k):
+    w = np.tanh(k) * 0.5
+    return lambda p: np.sin(p) * w + p * 0.25
+
+
+def opts(p, **kw):
+    s = kw.get("s", 1.0)
+    if "t" in kw:
+        s = s + kw["t"] * 0.5
+    return np.tanh(p) * s
+
+
+def single(p):
+    return (np.cos(p) * p,)
+
+
+def pairdot(g):
+    a, b = g
+    return a * np.cos(b)
 """
 
 # every construct family the generator writes (a test checks each appears in a few hundred
@@ -117,6 +138,10 @@ FAMILIES = {
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
     "sub-trees bound on two paths", "positional reduction options", "tuple names",
     "arrays unpacked", "list displays stacked", "sum of a display", "np.errstate",
+    "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
+    "a display passed to a helper", "arguments updated in place",
+    "+= through another name of a float parameter",
+    "module factories", "second order of recursion",
 }  # fmt: skip
 
 
@@ -148,12 +173,13 @@ class ProgramWriter:
 
     def __init__(self, rng: random.Random | int, second_order: bool = False) -> None:
         self.rng = rng = random.Random(rng) if isinstance(rng, int) else rng
-        # second derivatives of helper calls, of in-place updates and some of lists are
-        # refused (open, pinned in test_regressions.py): a second-order program has helpers
-        # in 1 of 4, lists and in-place updates in 1 of 3 (a clear refusal is accepted;
-        # their first order is checked, and any result given must be right)
+        # second derivatives of some helper calls (data-dependent recursion), of in-place
+        # updates and some of lists are refused (open, pinned in test_regressions.py): a
+        # second-order program has helpers in 1 of 2, lists and in-place updates in 1 of 3
+        # (a clear refusal is accepted; their first order is checked, and any result given
+        # must be right)
         self.second_order = second_order
-        self.helpers = not second_order or rng.random() < 0.25
+        self.helpers = not second_order or rng.random() < 0.5
         self.mutable = not second_order or rng.random() < 0.33
         self.loops = 0
         self.lists = 0
@@ -287,6 +313,8 @@ class ProgramWriter:
         if choice < 0.7:
             if rng.random() < 0.6:
                 self.constructs.add("recursion")
+                if self.second_order:  # (its depth a constant: unrolled, and checked)
+                    self.constructs.add("second order of recursion")
                 return Expr(f"rec({inner.code}, {rng.randint(0, 3)})", inner.full)
             self.constructs.add("data-dependent recursion")
             t = round(rng.uniform(0.3, 1.5), 2)
@@ -385,7 +413,7 @@ class ProgramWriter:
             if kind < 0.18 and self.mutable:
                 out.append(self.update(names, loop))
             elif kind < 0.4 or depth > 2:
-                if rng.random() < 0.12:
+                if rng.random() < 0.2:
                     out.extend(self.python_forms(names))
                 else:
                     out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
@@ -442,9 +470,26 @@ class ProgramWriter:
             self.constructs.add("list displays stacked")
             scalars = f"np.sum({p}) * 0.1, np.max({q}) * 0.5, 1.0"
             return [[f"{target} = {q} * np.mean(np.array([{scalars}]) ** 2)"]]
-        if choice < 0.8:
+        if choice < 0.75:
             self.constructs.add("sum of a display")
             return [[f"{target} = sum([{p}, {q} * 0.5])"]]
+        if choice < 0.8:
+            return self.calling_forms(target, p, q)
+        if choice < 0.88:
+            self.constructs.add("try")
+            self.loops += 1
+            t = f"tr{self.loops}"
+            return [
+                [
+                    "try:",
+                    f"    {t} = {p}",
+                    f"    if {self.threshold(names, -2, 2)}:",
+                    '        raise ValueError("taken")',
+                    "except ValueError:",
+                    f"    {t} = {q} * 0.5",
+                ],
+                [f"{target} = {t}"],
+            ]
         self.constructs.add("np.errstate")
         return [
             [
@@ -452,6 +497,36 @@ class ProgramWriter:
                 f"    {target} = {p}",
             ]
         ]
+
+    def calling_forms(self, target: str, p: str, q: str) -> list[list[str]]:
+        """Calls written with stars, helpers taking **kwargs, a one-tuple unpacked, and a
+        function a local factory makes."""
+        rng = self.rng
+        choice = rng.random()
+        self.loops += 1
+        if choice < 0.25 or not self.helpers:
+            g = f"g{self.loops}"
+            if self.helpers and choice < 0.15:
+                # the module's own factory, written out at the call (both orders)
+                self.constructs.add("module factories")
+                return [[f"{g} = make_affine({q})"], [f"{target} = {g}({p})"]]
+            self.constructs.add("local factories")
+            self.locals.add("mk")
+            return [[f"{g} = mk({q})"], [f"{target} = {g}({p})"]]
+        if choice < 0.5:
+            self.constructs.add("star-arguments")
+            args = f"args{self.loops}"
+            return [[f"{args} = ({p},)"], [f"{target} = helper(*({args} + ({q},)))"]]
+        if choice < 0.7:
+            self.constructs.add("kwargs helpers")
+            keywords = rng.choice([f"s={q}", f"t={q}", f"s={q}, t={p}", "**{'t': 0.5}"])
+            return [[f"{target} = opts({p}, {keywords})"]]
+        if choice < 0.85:
+            # refused in both modes (forward mode once gave it a zero tangent)
+            self.constructs.add("a display passed to a helper")
+            return [[f"{target} = pairdot(({p}, {q}))"]]
+        self.constructs.add("one-tuple results")
+        return [[f"({target},) = single({p})"]]
 
     def rebinding(self, names: list[str]) -> list[list[str]]:
         """A name bound in a loop that runs no turn or an untaken branch, then rebound
@@ -746,12 +821,20 @@ class ProgramWriter:
                 lines += ["    x = p['in'][0]", "    y = p['in'][-1]"]
         else:
             lines = ["def f(x, y, w):"]
+            if self.rng.random() < 0.12:
+                # srcad works on a copy of x; the caller's array stays as it was
+                self.constructs.add("arguments updated in place")
+                lines.append("    x[0] = x[0] * 0.5 + 0.25")
         lines += [
             "    a = x * 1.0",
             "    b = y * x",
             "    c = x + y",
             "    u = np.sin(x) * y",
         ]
+        if not self.spec.pytree and self.spec.y == "float" and self.rng.random() < 0.4:
+            # y a Python float: the update makes a new number, y is left as it was
+            self.constructs.add("+= through another name of a float parameter")
+            lines += ["    zf = y", "    zf += np.sum(x) * 0.1", "    c = c * 0.5 + zf"]
         if self.spec.pytree == "nested":
             lines += self.sub_trees()
         if self.mutable:
@@ -760,6 +843,7 @@ class ProgramWriter:
         local = {
             "sq": ["    def sq(v):", "        return v * v * 0.5"],
             "cube": ["    cube = lambda v: v * 0.25 + np.sin(v) * v"],
+            "mk": ["    def mk(k):", "        return lambda v: np.sin(v) * k + v"],
         }
         for name in sorted(self.locals):
             lines += local[name]

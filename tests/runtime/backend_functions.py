@@ -28,3 +28,12 @@ def indexing_and_updates(x, v):
 
 def with_math(x, y):
     return math.sin(x) * y + math.exp(y)
+
+
+def reshaped(w, x):
+    # the rules of reshape, expand_dims and squeeze read their operand's shape (ravel:
+    # not in array-api-strict)
+    a = np.reshape(2.0 * x, (2, 1))
+    b = np.reshape(x * x, (-1,))
+    c = np.expand_dims(3.0 * x, 0)
+    return np.sum(w * (a[:, 0] + b + c[0, ...])) * np.sum(np.squeeze(c, axis=0))

@@ -116,3 +116,18 @@ def test_math_calls_follow_the_arrays():
     assert type(gx) is type(x)
     np.testing.assert_allclose(float(gx), math.cos(0.3) * 0.7)
     np.testing.assert_allclose(float(gy), math.sin(0.3) + math.exp(0.7))
+
+
+def test_shape_rules_on_array_api_strict():
+    # xp.shape in the rules: array-api-strict has no shape function (NumpyNames gives it)
+    xps = pytest.importorskip("array_api_strict")
+    w, x = np.array([0.5, -1.5]), np.array([0.7, 0.2])
+    expected = srcad.grad(fns.reshaped, wrt=(0, 1))(w, x)
+    grads = srcad.grad(fns.reshaped, wrt=(0, 1))(xps.asarray(w), xps.asarray(x))
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12)
+    strict = (xps.asarray(w), xps.asarray(x))
+    _, t = srcad.jvp(fns.reshaped, strict, strict)
+    _, e = srcad.jvp(fns.reshaped, (w, x), (w, x))
+    np.testing.assert_allclose(float(t), e, rtol=1e-12)
+    assert NumpyNames(xps).shape(2.0) == () and NumpyNames(xps).shape(xps.ones((2, 3))) == (2, 3)

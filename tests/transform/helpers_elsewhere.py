@@ -1,5 +1,7 @@
 """Helpers defined in another module, called by functions under test."""
 
+import warnings
+
 import numpy as np
 
 
@@ -12,7 +14,5 @@ def affine(W, v, b=0.0):
 
 
 def bad_helper(v):
-    try:
+    with warnings.catch_warnings():
         return v * 2.0
-    except ValueError:
-        return v

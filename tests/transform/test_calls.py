@@ -160,7 +160,7 @@ def test_errors_inside_a_callee_point_into_the_callee():
     with pytest.raises(srcad.TransformError) as info:
         srcad.grad(calls_bad_helper)(np.ones(3))
     assert info.value.filename == elsewhere.__file__
-    assert "'try' statements" in str(info.value)
+    assert "'with' statements" in str(info.value)
 
 
 class Net:

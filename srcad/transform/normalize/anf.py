@@ -80,6 +80,8 @@ class _Flattener:
         self.out.append(stmt)
 
     def atom(self, expr: gast.expr) -> gast.expr:
+        if isinstance(expr, gast.Starred):  # ``*shape``: the star stays on its operand
+            return gast.copy_location(gast.Starred(value=self.atom(expr.value), ctx=expr.ctx), expr)
         if isinstance(expr, (gast.Name, gast.Constant)) or is_static(expr, self.local):
             return expr
         if isinstance(expr, gast.IfExp):

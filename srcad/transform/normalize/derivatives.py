@@ -20,6 +20,8 @@ from srcad.transform.normalize.anf import local_names
 FACTORIES: set[Callable] = set()
 #: ``srcad.jvp``, filled in by the API.
 JVPS: set[Callable] = set()
+#: the API functions refused inside differentiated code, with what to write instead
+REFUSED: dict[Callable, str] = {}
 
 
 def fold_derivatives(source: Source, namer: Namer) -> bool:
@@ -40,6 +42,13 @@ class _Fold(Transformer):
         factory = self.source.resolve(node.func, set())
         if factory in JVPS:
             return self.jvp(node)
+        instead = REFUSED.get(factory) if callable(factory) else None
+        if instead is not None:
+            raise self.source.error(
+                f"srcad.{factory.__name__} inside a differentiated function is not supported "
+                f"yet; {instead}",
+                node,
+            )
         if factory not in FACTORIES:
             return node
         try:

@@ -3,18 +3,28 @@ differentiated again (the gradient ``hessian``, ``hvp`` and ``grad(grad(f))`` tr
 its derivative then holds no calls of derivative handles, which srcad cannot differentiate
 yet, only the helpers' bodies.
 
-A helper is inlined when it is a plain Python function of the user's (no closure, no
-``**kwargs``, not recursive, no local functions or lambdas, no ``global``, ``try``,
-``with`` or ``yield``; ``*args`` becomes the tuple of the call's arguments), called where
+A helper is inlined when it is a plain Python function of the user's or a closure (no
+``global``, ``with`` or ``yield``, no ``return`` leaving through ``finally``; its local
+functions, lambdas and the functions its module's factories make inlined first, as for
+the function itself; ``*args`` becomes the tuple of the call's arguments, ``**kwargs``
+the dict of its other keywords; a recursive one only while the constants among its
+arguments decide how deep it goes: they are folded into its body, normalize/folding.py,
+and a recursive call with the same constants as a call it is inside, or beyond
+``_MAX_UNROLLED`` calls, leaves the outermost call a call), called where
 it runs once per statement (not in a comprehension, a conditional expression, a
-short-circuit operand or a ``while`` test), its
-``return`` statements sit outside loops and every path returns a value (it ends in
-``return <value>``). Its parameters become fresh names bound to the
-arguments (defaults as the function has them now), its locals fresh names, its free names
-the objects they denote in its own module; ``return e`` becomes ``result = e`` and the
-exit of a once-only loop, so early returns keep their meaning. Anything else stays a call,
-as before. What the inlined code depends on (the helper's code, defaults and globals) is
-recorded for the caller's snapshot, so a change is seen as for the caller's own names.
+short-circuit operand or a ``while`` test). So are ``srcad.checkpoint(f)`` (as ``f``: at
+second order nothing is rematerialized) and derivatives made by srcad (``srcad.grad(f)``
+and ``srcad.jvp(f, ...)`` written inside the code: their generated code, itself written
+out for differentiating again). Its parameters become fresh names bound to the arguments
+(defaults as the function has them now; a default that is not a literal is bound as a
+constant), its locals fresh names, its free names the objects they denote in its own
+module or closure cell; ``return e`` becomes ``result = e`` and the exit of a once-only
+loop (from inside a loop: a flag, then ``break`` out of each enclosing loop), so early
+returns keep their meaning; a path that ends without a value raises NoOutputError when it
+runs, as the helper's own derivative does. Anything else stays a call, as before. What the
+inlined code depends on (the helper's code, defaults, globals and cells; a derivative's
+snapshot) is recorded for the caller's snapshot, so a change is seen as for the caller's
+own names.
 """
 
 from __future__ import annotations
@@ -27,20 +37,42 @@ from typing import Any
 import gast
 
 from srcad.adjoints.registry import lookup
+from srcad.errors import NoOutputError, TransformError
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import user_callee
+from srcad.transform.calls import (
+    Checkpointed,
+    CustomJVP,
+    CustomJVPAgain,
+    CustomVJP,
+    CustomVJPAgain,
+    user_callee,
+)
 from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.derivatives import fold_derivatives
+from srcad.transform.normalize.folding import constant_of, fold_block
+from srcad.transform.normalize.namespaces import unbind_namespaces
+from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.walk import RenameNames, is_docstring
-from srcad.transform.snapshot import ABSENT
+from srcad.transform.snapshot import ABSENT, Snapshot, stored
 
 _UNSUPPORTED = (
-    gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal, gast.Try, gast.With,
-    gast.Yield, gast.YieldFrom, gast.AsyncFunctionDef, gast.ClassDef, gast.Starred,
+    gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal, gast.With,
+    gast.Yield, gast.YieldFrom, gast.AsyncFunctionDef, gast.ClassDef,
 )  # fmt: skip
 _MAX_DEPTH = 8
+#: the most calls of a recursive helper written out for one call of it
+_MAX_UNROLLED = 64
+
+
+class _NotUnrolled(Exception):
+    """A recursive call whose depth is not decided by constants of the call."""
+
+    def __init__(self, helper: Callable) -> None:
+        super().__init__(helper)
+        self.helper = helper
 
 
 def inline_helpers(
@@ -61,6 +93,14 @@ class _Inliner:
         self.inlined: list[Callable] = []
         self.names: dict[str, Any] = {}
         self.parsed: dict[Callable, Source | None] = {}
+        self.again: dict[tuple[CustomVJP, int], CustomVJPAgain] = {}
+        self.again_jvp: dict[CustomJVP, CustomJVPAgain] = {}
+        #: names bound once to the display of a helper's ``*args`` or ``**kwargs``
+        self.displays: dict[str, gast.expr] = {}
+        #: the calls being written out (helper and constant arguments), outermost first,
+        #: and how many calls of each helper its outermost call has written out
+        self.unrolling: list[tuple[Callable, tuple]] = []
+        self.unrolled: dict[Callable, int] = {}
 
     def block(
         self, stmts: list[gast.stmt], local: set[str], stack: list[Callable]
@@ -77,6 +117,11 @@ class _Inliner:
             elif isinstance(stmt, gast.While):
                 stmt.body = self.block(stmt.body, local, stack)
                 stmt.orelse = self.block(stmt.orelse, local, stack)
+            elif isinstance(stmt, gast.Try):
+                stmt.body = self.block(stmt.body, local, stack)
+                for handler in stmt.handlers:
+                    handler.body = self.block(handler.body, local, stack)
+                stmt.finalbody = self.block(stmt.finalbody, local, stack)
             elif isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
                 if stmt.value is not None:
                     stmt.value = self.expression(stmt.value, out, local, stack, stmt)
@@ -113,29 +158,152 @@ class _Inliner:
                     elif isinstance(item, gast.keyword):
                         item.value = self.expression(item.value, out, local, stack, origin)
         if isinstance(expr, gast.Call):
-            helper = self.source.resolve(expr.func, local)
+            obj = self.source.resolve(expr.func, local)
+            if isinstance(obj, CustomVJP) and not isinstance(obj, CustomVJPAgain):
+                self.custom_vjp(expr, obj, _unpacked_into(origin, expr))
+                return expr
+            if isinstance(obj, CustomJVP) and not isinstance(obj, CustomJVPAgain):
+                self.custom_jvp(expr, obj)
+                return expr
+            call = expr
+            if (
+                inspect.ismethod(obj)
+                and inspect.isfunction(obj.__func__)
+                and not inspect.isclass(obj.__self__)
+                and isinstance(expr.func, gast.Attribute)
+            ):
+                # a method of an object (``layer.__call__``): its function, called with
+                # the object (a constant of the code) for ``self``
+                owner = self.constant(obj.__self__, expr.func.attr.strip("_") or "obj")
+                call = gast.Call(func=expr.func, args=[owner, *expr.args], keywords=expr.keywords)
+                obj = obj.__func__
+            helper = self.function_of(obj)
             parsed = self.inlinable(helper, stack)
             if parsed is not None:
-                bound = _bind(helper, expr)
+                bound = _bind(helper, _spread(call, self.displays), self.constant)
                 if bound is not None:
-                    return self.inline(helper, parsed, bound, expr, out, local, stack, origin)
+                    return self.written_out(helper, parsed, bound, expr, out, local, stack, origin)
         return expr
 
+    def written_out(
+        self,
+        helper: Callable,
+        parsed: Source,
+        bound: dict[str, gast.expr],
+        call: gast.Call,
+        out: list[gast.stmt],
+        local: set[str],
+        stack: list[Callable],
+        origin: gast.stmt,
+    ) -> gast.expr:
+        """The call inlined; a recursive helper unrolled while the constants among its
+        arguments decide its branches (each call with other constants than the calls it
+        is inside, at most ``_MAX_UNROLLED`` of them), else left a call (refused by name
+        at second order, see :func:`not_inlined_reason`)."""
+        # (constants folded in every helper written out: a mutual recursion bottoms out too)
+        constants = _constants(bound, parsed.tree)
+        state = (
+            helper,
+            tuple(sorted((k, type(v).__name__, repr(v)) for k, v in constants.items())),
+        )
+        if helper in stack:  # a call inside the unrolling of ``helper`` (or a mutual one)
+            if (
+                not constants
+                or state in self.unrolling
+                or self.unrolled.get(helper, 0) >= _MAX_UNROLLED
+            ):
+                raise _NotUnrolled(helper)
+        else:
+            self.unrolled[helper] = 0
+        self.unrolling.append(state)
+        self.unrolled[helper] += 1
+        try:
+            return self.inline(helper, parsed, bound, call, out, local, stack, origin, constants)
+        except _NotUnrolled as exc:
+            if helper in stack or exc.helper is not helper:
+                raise
+            return call  # how deep it goes is not decided here: it stays a call
+        finally:
+            self.unrolling.pop()
+
+    def function_of(self, obj: Any) -> Any:
+        """The Python function a call of ``obj`` runs the body of: ``obj`` itself, the
+        function a checkpoint wraps, or a derivative's generated code (its snapshot
+        recorded for the caller's)."""
+        if isinstance(obj, Checkpointed):
+            obj = obj.fun  # at second order nothing is rematerialized: the plain function
+        make = getattr(obj, "srcad_function", None)
+        if not callable(make) or inspect.isfunction(obj):
+            return obj
+        try:
+            function = make()  # a derivative made by srcad: code differentiated again
+        except TypeError:
+            return None  # (has_aux, a bound method: it stays a call, refused as before)
+        snapshot = getattr(function, "__srcad_snapshot__", None)
+        if snapshot is not None:
+            self.source.reads.setdefault((id(snapshot), ""), [(snapshot, "", snapshot)])
+        return function
+
+    def custom_vjp(self, call: gast.Call, custom: CustomVJP, outputs: int) -> None:
+        """A call of a custom_vjp function made a call of its :class:`CustomVJPAgain`,
+        whose gradient code calls ``fwd`` and ``bwd`` as the user's functions (when they
+        are; what they are now is recorded for the snapshot); ``outputs``: how many names
+        the call's result is unpacked into."""
+        if not (inspect.isfunction(custom.fwd) and inspect.isfunction(custom.bwd)):
+            return  # no rule yet, or not Python functions: left as it was
+        for attr in ("fwd", "bwd"):
+            self.source.reads.setdefault((id(custom), attr), stored(custom, attr))
+        again = self.again.get((custom, outputs))
+        if again is None or (again.fwd, again.bwd) != (custom.fwd, custom.bwd):
+            again = self.again[custom, outputs] = CustomVJPAgain(custom, outputs)
+        name = getattr(custom, "__name__", "f")
+        call.func = self.constant(again, name if name.isidentifier() else "f")
+
+    def custom_jvp(self, call: gast.Call, custom: CustomJVP) -> None:
+        """A call of a custom_jvp function passing each positional parameter made a call of
+        its :class:`CustomJVPAgain` (its gradient code then calls functions srcad reads);
+        any other call is left as it was (refused by name at second order)."""
+        if (
+            custom.jvp is None
+            or not inspect.isfunction(custom.fun)
+            or call.keywords
+            or any(isinstance(a, gast.Starred) for a in call.args)
+        ):
+            return
+        try:
+            signature = inspect.signature(custom.fun)
+        except (TypeError, ValueError):
+            return
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params = list(signature.parameters.values())
+        if len(params) != len(call.args) or any(p.kind not in kinds for p in params):
+            return
+        self.source.reads.setdefault((id(custom), "jvp"), stored(custom, "jvp"))
+        again = self.again_jvp.get(custom)
+        if again is None or again.jvp is not custom.jvp:
+            again = self.again_jvp[custom] = CustomJVPAgain(custom)
+        name = getattr(custom, "__name__", "f")
+        call.func = self.constant(again, name if name.isidentifier() else "f")
+
+    def constant(self, value: Any, preferred: str) -> gast.expr:
+        """A name of the generated code bound to ``value`` (a default that is an object)."""
+        name = self.source.bind(self.namer, value, preferred)
+        self.names[name] = value
+        return build.load(name)
+
     def inlinable(self, helper: Any, stack: list[Callable]) -> Source | None:
-        if not inspect.isfunction(helper) or helper in stack or len(stack) > _MAX_DEPTH:
+        if not inspect.isfunction(helper) or len(set(stack)) > _MAX_DEPTH:
             return None
         if (
             user_callee(helper) is None  # NumPy's, the standard library's, srcad's own
             or lookup(helper) is not None
-            or helper.__closure__
             or getattr(helper, "__wrapped__", None) is not None
         ):
             return None
         if helper not in self.parsed:
-            try:
-                parsed = parse_function(helper)
-            except Exception:  # noqa: BLE001 (no source: it stays a call, refused as before)
-                parsed = None
+            parsed = _prepared(helper, self.namer)
+            if parsed is not None:
+                parsed = _local_functions_inlined(parsed, self.namer)
             if parsed is not None and not _simple(parsed.tree):
                 parsed = None
             self.parsed[helper] = parsed
@@ -151,32 +319,64 @@ class _Inliner:
         local: set[str],
         stack: list[Callable],
         origin: gast.stmt,
+        constants: dict[str, Any] | None = None,
     ) -> gast.expr:
         tree = copy.deepcopy(parsed.tree)
+        if constants:
+            # parameters bound to constants read as those, and the branches they decide
+            # taken: how a recursion bottoms out when its depth is an argument
+            tree.body = fold_block(tree.body, constants)
         name = helper.__name__ if helper.__name__.isidentifier() else "helper"
         helper_locals = local_names(tree)
         renames = {n: self.namer.fresh(f"{name}_{n}") for n in sorted(helper_locals)}
         for free in sorted(_free_names(tree, helper_locals)):
-            renames[free] = self.free_name(free, helper, parsed)
+            renames[free] = self.free_name(free, helper, parsed, local)
         body = [RenameNames(renames).visit(s) for s in tree.body if not is_docstring(s)]
         result = self.namer.fresh(f"{name}_result")
         emitted: list[gast.stmt] = []
+        stored = {
+            n.id
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        }
         for param, value in bound.items():
             emitted.append(build.assign(renames[param], value))
+            if isinstance(value, (gast.Tuple, gast.Dict)) and param not in stored:
+                self.displays[renames[param]] = value  # ``g(*args)`` in the body: spread
         if _ends_in_its_only_return(body):
             final = body.pop()
             body.append(build.assign(result, final.value))
         else:
             once = self.namer.fresh(f"{name}_once")
             range_name = self.source.bind(self.namer, range, "range")
+            flag = self.namer.fresh(f"{name}_returned")
+            error = self.source.bind(self.namer, NoOutputError, "NoOutputError")
+
+            def raising(node: gast.AST, what: str) -> gast.stmt:
+                message = str(
+                    parsed.error(
+                        f"{helper.__name__} returns None here ({what}); srcad "
+                        "differentiates the value a function returns",
+                        node,
+                    )
+                )
+                stmt = gast.Raise(exc=build.call(error, build.const(message)), cause=None)
+                return gast.copy_location(stmt, node)
+
+            exits = _returns_as_exits(body, result, flag, raising)
+            if _falls_through(exits):
+                exits.append(raising(tree, "the end of the function, without a 'return'"))
             loop = gast.For(
                 target=gast.Name(once, gast.Store(), None, None),
                 iter=build.call(build.load(range_name), build.const(1)),
-                body=_returns_as_exits(body, result),
+                body=exits,
                 orelse=[],
                 type_comment=None,
             )
-            body = [build.assign(result, build.const(None)), loop]
+            body = [build.assign(result, build.const(None))]
+            if any(isinstance(n, gast.Name) and n.id == flag for s in exits for n in gast.walk(s)):
+                body.append(build.assign(flag, build.const(False)))
+            body.append(loop)
         emitted.extend(body)
         inner_local = local | {renames[n] for n in helper_locals} | {result}
         emitted = self.block(emitted, inner_local, [*stack, helper])
@@ -191,40 +391,207 @@ class _Inliner:
             self.inlined.append(helper)
         return gast.copy_location(build.load(result), call)
 
-    def free_name(self, free: str, helper: Callable, parsed: Source) -> str:
-        """The caller's name for what ``free`` denotes in the helper's module."""
+    def free_name(
+        self,
+        free: str,
+        helper: Callable,
+        parsed: Source,
+        local: frozenset[str] | set[str] = frozenset(),
+    ) -> str:
+        """The caller's name for what ``free`` denotes in the helper's module (a fresh one
+        where the caller's own name means something else, or is one of its ``local``)."""
         # where the name lives in the helper's module, for the caller's snapshot
-        namespace = helper.__globals__
-        key = (id(namespace), free)
-        if key not in self.source.reads:
-            self.source.reads[key] = [(namespace, free, namespace.get(free, ABSENT))]
+        cells = dict(zip(helper.__code__.co_freevars, helper.__closure__ or ()))
+        if free in cells:  # a closure's: the cell (the snapshot reads its contents)
+            cell = cells[free]
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                contents = ABSENT
+            self.source.reads.setdefault((id(cell), free), [(cell, free, contents)])
+        else:
+            namespace = helper.__globals__
+            key = (id(namespace), free)
+            if key not in self.source.reads:
+                self.source.reads[key] = [(namespace, free, namespace.get(free, ABSENT))]
         obj = parsed.lookup(free)
         name = free
-        if obj is MISSING or self.source.lookup(free) is not obj:
+        if obj is MISSING or self.source.lookup(free) is not obj or free in local:
             name = self.namer.fresh(free)
             self.source.namespace[name] = obj
         self.names[name] = obj
+        # taken now: a later pass binding a helper of its own must not reuse the name
+        self.namer.bind_user_global(name, obj)
         return name
+
+
+def _prepared(helper: Callable, namer: Namer) -> Source | None:
+    """``helper`` parsed, as the transform has a function's source before normalizing it:
+    xp.f read as np.f, srcad.grad(g) / srcad.jvp(g, ...) in it made derivative objects,
+    generated code's add_at updates made functional; None without source."""
+    try:
+        parsed = parse_function(helper)
+    except Exception:  # noqa: BLE001 (no source: it stays a call, refused as before)
+        return None
+    unbind_namespaces(parsed)
+    fold_derivatives(parsed, namer)
+    functional_updates(parsed.tree, parsed, namer)
+    return parsed
+
+
+def _local_functions_inlined(parsed: Source, namer: Namer) -> Source | None:
+    """The helper's local functions (and functions its module's factories make) written
+    out in it, as its own transformation does; None where that refuses (the call stays a
+    call, refused by name at second order)."""
+    from srcad.transform.normalize.local_functions import (  # (it imports this module)
+        inline_local_functions,
+        lambdas_as_defs,
+    )
+
+    try:
+        parsed.tree = inline_local_functions(lambdas_as_defs(parsed.tree), parsed, namer)
+    except TransformError:
+        return None
+    return parsed
+
+
+def module_factory(
+    call: gast.Call, source: Source, namer: Namer, local: set[str]
+) -> tuple[gast.FunctionDef, list[gast.expr]] | None:
+    """For ``g = make(a)`` where ``make`` is a function of the user's module that returns
+    a function it makes (``return lambda t: ...``, or a nested ``def`` returned by name):
+    a copy of ``make``'s function, located at the call, whose free names are the caller's
+    names for what they denote in ``make``'s module (recorded for the caller's snapshot,
+    with ``make``'s code and defaults), and the arguments of its parameters, in order
+    (defaults as ``make`` has them now). None for any other call."""
+    helper = source.resolve(call.func, local)
+    if not _makes_function(helper):
+        return None
+    parsed = _prepared(helper, namer)
+    if parsed is None:
+        return None
+    last = next((s for s in reversed(parsed.tree.body) if not is_docstring(s)), None)
+    if not (isinstance(last, gast.Return) and last.value is not None):
+        return None
+    returned = last.value
+    if isinstance(returned, gast.Name):
+        defs = [s for s in parsed.tree.body if isinstance(s, gast.FunctionDef)]
+        if not any(d.name == returned.id for d in defs):
+            return None
+    elif not isinstance(returned, gast.Lambda):
+        return None
+    args = parsed.tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise source.error(
+            f"{helper.__name__} makes a function, and srcad writes such a function out where "
+            "it is called; with '*args', '**kwargs', keyword-only or positional-only "
+            "parameters it cannot yet: give it plain parameters, or define it inside the "
+            "differentiated function",
+            call,
+        )
+    inliner = _Inliner(source, namer)
+    bound = _bind(helper, call, inliner.constant)
+    if bound is None:
+        return None  # (Python raises the TypeError where it runs)
+    tree = copy.deepcopy(parsed.tree)
+    helper_locals = local_names(tree)
+    renames = {
+        free: inliner.free_name(free, helper, parsed, local)
+        for free in sorted(_free_names(tree, helper_locals))
+    }
+    tree = RenameNames(renames).visit(tree)
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.stmt, gast.expr)):
+            gast.copy_location(node, call)
+    own = Snapshot(helper, {})  # its code and defaults, as a helper written out
+    source.reads.setdefault((id(helper), "factory"), [(own, "", own)])
+    return tree, [bound[a.id] for a in args.args]
+
+
+def _makes_function(obj: Any) -> bool:
+    """Whether ``obj`` is a function of the user's whose code makes a function."""
+    return (
+        inspect.isfunction(obj)
+        and any(inspect.iscode(c) for c in obj.__code__.co_consts)
+        and user_callee(obj) is not None
+        and lookup(obj) is None
+        and getattr(obj, "__wrapped__", None) is None
+    )
+
+
+_WHAT = {
+    gast.FunctionDef: "a local function", gast.Lambda: "a lambda", gast.Global: "'global'",
+    gast.Nonlocal: "'nonlocal'", gast.Try: "'try'", gast.With: "'with'",
+    gast.Yield: "'yield'", gast.YieldFrom: "'yield'", gast.ClassDef: "a class",
+    gast.Starred: "a '*' argument",
+}  # fmt: skip
+
+
+def not_inlined_reason(helper: Callable) -> str | None:
+    """Why the inliner leaves calls of ``helper`` as calls, where its body tells."""
+    if _calls_itself(helper):
+        return (
+            "it calls itself (recursion) and how deep it goes is not decided by constant "
+            f"arguments of the call (at most {_MAX_UNROLLED} calls are written out): "
+            "write the depth as a constant, or a loop"
+        )
+    try:
+        tree = parse_function(helper).tree
+    except Exception:  # noqa: BLE001 (its source is unavailable: said where it is read)
+        return None
+    if tree.args.posonlyargs:
+        return "it has positional-only parameters"
+    for node in gast.walk(gast.Module(body=tree.body, type_ignores=[])):
+        if isinstance(node, _UNSUPPORTED):
+            return f"it holds {_WHAT.get(type(node), type(node).__name__)}"
+    if not _simple(tree):
+        return "it never returns a value"
+    return None
+
+
+def _calls_itself(helper: Callable) -> bool:
+    """Whether ``helper``'s code names ``helper`` (a global or a closure's cell)."""
+    code = helper.__code__
+    cells = dict(zip(code.co_freevars, helper.__closure__ or ()))
+    named = {n: helper.__globals__.get(n) for n in code.co_names}
+    named.update((n, c.cell_contents) for n, c in cells.items() if _filled(c))
+    return any(obj is helper for obj in named.values())
+
+
+def _unpacked_into(origin: gast.stmt, call: gast.Call) -> int:
+    """How many names ``a, b = call`` unpacks the call's value into (1 for any other use)."""
+    if isinstance(origin, gast.Assign) and origin.value is call and len(origin.targets) == 1:
+        target = origin.targets[0]
+        if isinstance(target, (gast.Tuple, gast.List)):
+            return len(target.elts)
+    return 1
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
 
 
 def _simple(tree: gast.FunctionDef) -> bool:
     """Whether the helper's body has nothing the inliner cannot write out in a caller."""
     args = tree.args
-    if args.kwarg or args.posonlyargs:
+    if args.posonlyargs:
         return False
     for node in gast.walk(gast.Module(body=tree.body, type_ignores=[])):
         if isinstance(node, _UNSUPPORTED):
             return False
-    for stmt in tree.body:
-        for loop in gast.walk(stmt):
-            if isinstance(loop, (gast.For, gast.While)):
-                if any(isinstance(n, gast.Return) for n in gast.walk(loop)):
-                    return False  # a return inside a loop: not the once-only loop's exit
-    body = [s for s in tree.body if not is_docstring(s)]
-    if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
-        return False  # a path may end without a value: left to refuse_none_returns
-    bare = [n for n in gast.walk(tree) if isinstance(n, gast.Return) and n.value is None]
-    return not bare
+        if isinstance(node, gast.Try) and node.finalbody:
+            # a return leaving through 'finally' runs it first: not written out
+            if any(isinstance(n, gast.Return) for n in gast.walk(node)):
+                return False
+    # never a value: left to refuse_none_returns (the helper's own derivative refuses it)
+    return any(
+        isinstance(n, gast.Return) and n.value is not None and not _is_none(n.value)
+        for n in gast.walk(tree)
+    )
 
 
 def _free_names(tree: gast.FunctionDef, helper_locals: set[str]) -> set[str]:
@@ -235,9 +602,38 @@ def _free_names(tree: gast.FunctionDef, helper_locals: set[str]) -> set[str]:
     }
 
 
-def _bind(helper: Callable, call: gast.Call) -> dict[str, gast.expr] | None:
-    """Every parameter of ``helper`` with the argument node or default for this call, or
-    None when the call does not fit (srcad then keeps it a call)."""
+def _spread(call: gast.Call, displays: dict[str, gast.expr]) -> gast.Call:
+    """``g(*args, **kwargs)`` with ``args``/``kwargs`` a helper's own, bound to displays:
+    their elements as arguments (other stars stay, and keep the call a call)."""
+    args: list[gast.expr] = []
+    for arg in call.args:
+        value = arg.value if isinstance(arg, gast.Starred) else None
+        shown = displays.get(value.id) if isinstance(value, gast.Name) else None
+        if isinstance(shown, gast.Tuple):
+            args.extend(copy.deepcopy(shown.elts))
+        else:
+            args.append(arg)
+    keywords: list[gast.keyword] = []
+    for kw in call.keywords:
+        value = kw.value if kw.arg is None else None
+        shown = displays.get(value.id) if isinstance(value, gast.Name) else None
+        if isinstance(shown, gast.Dict):
+            keywords.extend(
+                gast.keyword(arg=k.value, value=copy.deepcopy(v))
+                for k, v in zip(shown.keys, shown.values)
+            )
+        else:
+            keywords.append(kw)
+    call.args, call.keywords = args, keywords
+    return call
+
+
+def _bind(
+    helper: Callable, call: gast.Call, constant: Callable[[Any, str], gast.expr]
+) -> dict[str, gast.expr] | None:
+    """Every parameter of ``helper`` with the argument node or default for this call (an
+    object default by ``constant``), or None when the call does not fit (srcad then keeps
+    it a call)."""
     if any(isinstance(a, gast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
@@ -253,12 +649,33 @@ def _bind(helper: Callable, call: gast.Call) -> dict[str, gast.expr] | None:
             # *args: the tuple written out (a name holding it is split into one per element)
             elts = list(bound.arguments.get(param.name, ()))
             out[param.name] = gast.Tuple(elts=elts, ctx=gast.Load())
+        elif param.kind is param.VAR_KEYWORD:
+            # **kwargs: the dict of the call's other keywords, written out
+            given = bound.arguments.get(param.name, {})
+            keys = [build.const(k) for k in given]
+            out[param.name] = gast.Dict(keys=keys, values=list(given.values()))
         elif param.name in bound.arguments:
             out[param.name] = bound.arguments[param.name]
         elif param.default is not param.empty and _is_literal(param.default):
             out[param.name] = build.const(param.default)
+        elif param.default is not param.empty:
+            # an object (an array, a function): the very object, as the helper sees it
+            out[param.name] = constant(param.default, f"{helper.__name__}_{param.name}")
         else:
-            return None  # a default that is not a literal: keep the call
+            return None  # a parameter without argument or default: Python raises
+    return out
+
+
+def _constants(bound: dict[str, gast.expr], tree: gast.FunctionDef) -> dict[str, Any]:
+    """The parameters bound to a literal constant and never assigned in the body."""
+    stored = {
+        n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    out = {}
+    for param, value in bound.items():
+        found = constant_of(value)
+        if param not in stored and found is not None:
+            out[param] = found[0]
     return out
 
 
@@ -278,20 +695,60 @@ def _ends_in_its_only_return(body: list[gast.stmt]) -> bool:
     )
 
 
-def _returns_as_exits(body: list[gast.stmt], result: str) -> list[gast.stmt]:
-    """``return e`` as ``result = e; break`` (in the once-only loop; not inside loops)."""
+def _is_none(value: gast.expr) -> bool:
+    return isinstance(value, gast.Constant) and value.value is None
 
-    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+
+def _returns_as_exits(
+    body: list[gast.stmt], result: str, flag: str, raising: Callable[[gast.AST, str], gast.stmt]
+) -> list[gast.stmt]:
+    """``return e`` as ``result = e; break`` (the once-only loop's exit); inside a loop,
+    ``result = e; flag = True; break``, and ``if flag: break`` after each loop holding one,
+    out to the once-only loop. A return without a value raises (``raising``)."""
+
+    def block(stmts: list[gast.stmt], depth: int) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for stmt in stmts:
             if isinstance(stmt, gast.Return):
-                value = stmt.value if stmt.value is not None else build.const(None)
-                out += [build.assign(result, value), gast.Break()]
+                if stmt.value is None or _is_none(stmt.value):
+                    out.append(raising(stmt, "a 'return' without a value"))
+                    break
+                out.append(build.assign(result, stmt.value))
+                if depth:
+                    out.append(build.assign(flag, build.const(True)))
+                out.append(gast.Break())
                 break  # what follows a return never runs
             if isinstance(stmt, gast.If):
-                stmt.body = block(stmt.body)
-                stmt.orelse = block(stmt.orelse)
+                stmt.body = block(stmt.body, depth)
+                stmt.orelse = block(stmt.orelse, depth)
+            elif isinstance(stmt, gast.Try):  # (without 'finally': see _simple)
+                stmt.body = block(stmt.body, depth)
+                for handler in stmt.handlers:
+                    handler.body = block(handler.body, depth)
+            elif isinstance(stmt, (gast.For, gast.While)):
+                returns = any(isinstance(n, gast.Return) for s in stmt.body for n in gast.walk(s))
+                stmt.body = block(stmt.body, depth + 1)
+                stmt.orelse = block(stmt.orelse, depth)  # (a break there leaves the outer loop)
+                out.append(stmt)
+                if returns:
+                    exit_ = gast.If(test=build.load(flag), body=[gast.Break()], orelse=[])
+                    out.append(gast.copy_location(exit_, stmt))
+                continue
             out.append(stmt)
         return out
 
-    return block(body)
+    return block(body, 0)
+
+
+def _falls_through(body: list[gast.stmt]) -> bool:
+    """Whether running ``body`` (the once-only loop's) may reach its end."""
+    if not body:
+        return True
+    last = body[-1]
+    if isinstance(last, (gast.Raise, gast.Break)):
+        return False
+    if isinstance(last, gast.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    if isinstance(last, gast.Try) and not last.finalbody:
+        return _falls_through(last.body) or any(_falls_through(h.body) for h in last.handlers)
+    return True

@@ -3,8 +3,10 @@ assignment the reverse pass can see (its adjoint, and the values it must save fi
 An index that may select an element twice (integer arrays) makes ``scatter`` instead,
 whose adjoint gives only the last write of an element a gradient, as NumPy keeps it.
 
-Only arrays made inside the function may be updated: an update of an argument, or of a
-view of one, would change the caller's data, so it is refused.
+An update of an argument, or of a view of one, would change the caller's data: the
+function starts from a copy of each argument it updates (``x = copied(x)``), so the
+caller's arrays stay unchanged (NumPy would change them; the values computed are the
+same).
 """
 
 from __future__ import annotations
@@ -48,12 +50,6 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
                 out.append(stmt)
                 continue
             name = target.value.id
-            if id(stmt) in inputs:
-                raise source.error(
-                    f"in-place update of '{name}', which is (or views) an argument: srcad never "
-                    "changes its inputs; copy it first (y = x.copy())",
-                    stmt,
-                )
             updated.add(name)
             once = _selects_once(target.slice, ints, source, local)
             func = helper if once else repeatable
@@ -64,6 +60,18 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
         return out
 
     tree.body = rewrite_bodies(tree.body, block)
+    if inputs:
+        # the function works on copies of the arguments it updates: the caller's arrays
+        # stay as they are (NumPy would change them)
+        copy = source.bind(namer, inplace.copied, "copied")
+        first = [
+            gast.copy_location(build.assign(p, build.call(copy, build.load(p))), tree)
+            for p in sorted(set(inputs.values()))
+        ]
+        for stmt in first:
+            setanno(stmt, "origin", stmt)
+        tree.body = first + tree.body
+        updated.update(inputs.values())
     setanno(tree, "setitem", (helper, repeatable))
     return updated
 
@@ -139,19 +147,20 @@ def _updated_by_calls(tree: gast.FunctionDef, source: Source, local: set[str]) -
     }
 
 
-def _updates_of_arguments(tree: gast.FunctionDef) -> set[int]:
-    """The element updates (by ``id``) that may write into an argument's memory: to a
-    parameter, or a name that may view one, where the update runs (``h = h @ W`` first
-    makes ``h`` a new array)."""
+def _updates_of_arguments(tree: gast.FunctionDef) -> dict[int, str]:
+    """The element updates (by ``id``) that may write into an argument's memory, each with
+    that parameter: to a parameter, or a name that may view one, where the update runs
+    (``h = h @ W`` first makes ``h`` a new array)."""
     args = tree.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    found: set[int] = set()
+    found: dict[int, str] = {}
 
     def visit(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
         if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-            if argument_of(aliases, target.value.id, params) is not None:
-                found.add(id(stmt))
+            param = argument_of(aliases, target.value.id, params)
+            if param is not None:
+                found[id(stmt)] = param
 
     carry(tree.body, visit, with_arguments(params))
     return found

@@ -73,9 +73,14 @@ class _Expand(Iteration):
                 expr,
             )
         if isinstance(expr, gast.Call):
+            self.spread(expr)
             done = self.call(expr)
             if done is not None:
                 return gast.copy_location(done, expr)
+        if isinstance(expr, gast.Compare):
+            found = self.membership(expr)
+            if found is not None:
+                return gast.copy_location(found, expr)
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.expr):
                 setattr(expr, field, self.expression(value))
@@ -91,6 +96,48 @@ class _Expand(Iteration):
             elif isinstance(value, gast.AST):
                 setattr(expr, field, self.nested(value))
         return expr
+
+    def spread(self, expr: gast.Call) -> None:
+        """``f(*args, **kwargs)`` of sub-trees as ``f(args[0], args[1], k=kwargs["k"])``:
+        one argument per child, each resolved like any other read."""
+        args: list[gast.expr] = []
+        for arg in expr.args:
+            view = self.resolve(arg.value) if isinstance(arg, gast.Starred) else None
+            if view is None or not view.is_sequence():
+                args.append(arg)
+                continue
+            args.extend(
+                gast.Subscript(
+                    value=copy.deepcopy(arg.value), slice=build.const(k), ctx=gast.Load()
+                )
+                for k in range(len(view.labels()))
+            )
+        expr.args = args
+        keywords: list[gast.keyword] = []
+        for kw in expr.keywords:
+            view = self.resolve(kw.value) if kw.arg is None else None
+            if view is None or view.treedef[0] != "dict":
+                keywords.append(kw)
+                continue
+            for key in view.labels():
+                if not isinstance(key, str) or not key.isidentifier():
+                    raise self.error(f"'**' of a dict with the key {key!r}", kw.value)
+                item = gast.Subscript(
+                    value=copy.deepcopy(kw.value), slice=build.const(key), ctx=gast.Load()
+                )
+                keywords.append(gast.keyword(arg=key, value=item))
+        expr.keywords = keywords
+
+    def membership(self, expr: gast.Compare) -> gast.expr | None:
+        """``"k" in d`` of a dict sub-tree: a constant (its keys are the call's)."""
+        if len(expr.ops) != 1 or not isinstance(expr.ops[0], (gast.In, gast.NotIn)):
+            return None
+        view = self.resolve(expr.comparators[0])
+        key = expr.left
+        if view is None or view.treedef[0] != "dict" or not isinstance(key, gast.Constant):
+            return None
+        found = key.value in view.labels()
+        return build.const(found if isinstance(expr.ops[0], gast.In) else not found)
 
     def call(self, expr: gast.Call) -> gast.expr | None:
         """A call reading a pytree argument, rewritten; None for any other call."""
@@ -311,6 +358,11 @@ class _Expand(Iteration):
             if items is not None:
                 return self.unroll(stmt, items)
         if isinstance(stmt, gast.If):
+            test = self.expression(stmt.test)
+            if isinstance(test, gast.Constant) and isinstance(test.value, bool):
+                # ``if "k" in kwargs``: only the arm the call's keys choose is read
+                return self.block(stmt.body if test.value else stmt.orelse)
+            stmt.test = test
             return [self.branches(stmt)]
         if isinstance(stmt, (gast.For, gast.While)):
             return [self.loop(stmt)]
@@ -340,7 +392,6 @@ class _Expand(Iteration):
 
     def branches(self, stmt: gast.If) -> gast.If:
         """An ``if``: each arm from the same bindings; afterwards what both agree on."""
-        stmt.test = self.expression(stmt.test)
         before = dict(self.env)
         stmt.body = self.block(stmt.body) or [gast.Pass()]
         after_body, self.env = self.env, before
@@ -452,6 +503,11 @@ def expand_pytree_params(
         # *args of a known length: a tuple parameter, expanded like any other
         args.append(vararg)
         tree.args.vararg = None
+    kwarg = tree.args.kwarg
+    if kwarg is not None and kwarg.id in structures:
+        # **kwargs with known keywords: a dict parameter after them (call_arguments's order)
+        args.append(kwarg)
+        tree.args.kwarg = None
     for arg in args:
         treedef = structures.get(arg.id)
         if treedef is None or treedef[0] == "leaf":

@@ -8,7 +8,9 @@ indexing would not give: a ``TypeError`` says so.
 
 ``op(...)[k]`` and ``op(...).field`` of an op with several results (``np.linalg.slogdet(A)
 [1]``, ``np.linalg.eigh(A).eigenvalues``, ``np.split(x, 3)[k]``) become the call unpacked
-into fresh names (``sign, logdet = np.linalg.slogdet(A)``), then the name picked.
+into fresh names (``sign, logdet = np.linalg.slogdet(A)``), then the name picked; so does
+``srcad.jvp(f, (x,), (v,))[1]`` written inside (a call of ``f``'s forward-mode function by
+now, returning the value and the tangent).
 
 >>> import gast
 >>> from srcad.transform.codegen import to_source
@@ -39,11 +41,12 @@ import numpy as np
 from srcad.adjoints.registry import Rule, lookup, lookup_tangent
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import JVPFunction
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
-from srcad.transform.normalize.walk import rewrite_bodies
+from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
 #: values that unpack into something other than their elements by index, or carry no
 #: derivative and read better whole (``n, m = x.shape``)
@@ -60,6 +63,8 @@ def lower_unpacking(tree: gast.FunctionDef, source: Source, namer: Namer) -> gas
         for stmt in stmts:
             if _lowered(stmt, unordered):
                 out.extend(_by_index(stmt, source, namer))
+            elif _nested_call(stmt):
+                out.extend(block(_flat_call(stmt, namer)))
             elif _nested_display(stmt):
                 out.extend(block(_elementwise(stmt, namer)))
             else:
@@ -85,12 +90,63 @@ def _nested_display(stmt: gast.stmt) -> bool:
     )
 
 
+def _nested_call(stmt: gast.stmt) -> bool:
+    """``(a, b), r = g(x)``: a call unpacked into a nested target (generated code's call
+    of a custom_vjp ``fwd`` returning several outputs)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return False
+    target = stmt.targets[0]
+    return (
+        isinstance(stmt.value, gast.Call)
+        and isinstance(target, (gast.Tuple, gast.List))
+        and _names_only(target)
+        and not all(isinstance(e, gast.Name) for e in target.elts)
+    )
+
+
+def _flat_call(stmt: gast.Assign, namer: Namer) -> list[gast.stmt]:
+    """``(a, b), r = g(x)`` as ``_t1, r = g(x); a, b = _t1``."""
+    temps: dict[int, str] = {}
+    elts = []
+    for k, elt in enumerate(stmt.targets[0].elts):
+        if isinstance(elt, gast.Name):
+            elts.append(elt)
+        else:
+            temps[k] = namer.temp()
+            elts.append(build.store(temps[k]))
+    out = [build.assign(build.tuple_(elts, gast.Store()), stmt.value)]
+    out += [build.assign(stmt.targets[0].elts[k], build.load(t)) for k, t in temps.items()]
+    origin = getanno(stmt, "origin", stmt)
+    for new in out:
+        gast.copy_location(new, stmt)
+        setanno(new, "origin", origin)
+    return out
+
+
 def _elementwise(stmt: gast.Assign, namer: Namer) -> list[gast.stmt]:
     """``a, (b, c) = u, v`` as ``_t1 = u; _t2 = v; a = _t1; (b, c) = _t2``: every value is
     computed before any name changes."""
-    temps = [namer.temp() for _ in stmt.value.elts]
-    out = [build.assign(t, v) for t, v in zip(temps, stmt.value.elts)]
-    out += [build.assign(e, build.load(t)) for e, t in zip(stmt.targets[0].elts, temps)]
+    pairs: list[tuple[gast.expr, gast.expr]] = []
+
+    def pair(target: gast.expr, value: gast.expr) -> None:
+        # ``(a, b) = (u, v)`` nested inside: its elements paired too (a temp holding the
+        # display would be a tuple of differentiable values)
+        if (
+            isinstance(target, (gast.Tuple, gast.List))
+            and isinstance(value, (gast.Tuple, gast.List))
+            and len(target.elts) == len(value.elts)
+            and not any(isinstance(e, gast.Starred) for e in value.elts)
+        ):
+            for t, v in zip(target.elts, value.elts):
+                pair(t, v)
+        else:
+            pairs.append((target, value))
+
+    for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
+        pair(target, value)
+    temps = [namer.temp() for _ in pairs]
+    out = [build.assign(t, v) for t, (_, v) in zip(temps, pairs)]
+    out += [build.assign(e, build.load(t)) for (e, _), t in zip(pairs, temps)]
     origin = getanno(stmt, "origin", stmt)
     for new in out:
         gast.copy_location(new, stmt)
@@ -216,6 +272,7 @@ def _builtin(name: str, source: Source, namer: Namer) -> gast.Name:
 def pick_results(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
     """Rewrite each ``op(...)[k]`` / ``op(...).field`` of a multi-result op (module doc)."""
     picker = _Picker(source, namer, local_names(tree))
+    picker.name_results(tree)
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -290,12 +347,65 @@ class _Picker(Transformer):
             return node
         return self.picked(node, names, names[fields.index(node.attr)])
 
+    def name_results(self, tree: gast.FunctionDef) -> None:
+        """``r = op(a)`` of a multi-result op, ``r`` assigned there alone and read only as
+        ``r[k]`` or ``r.field``: one name per result (``r_0, r_1 = op(a)``), each read
+        by name (``r = np.linalg.eigh(A); r.eigenvalues``)."""
+        stores: dict[str, int] = {}
+        reads: dict[str, list[gast.expr]] = {}
+        parents: dict[int, gast.AST] = {}
+        for node in gast.walk(tree):
+            for child in gast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Load):
+                    reads.setdefault(node.id, []).append(node)
+                else:
+                    stores[node.id] = stores.get(node.id, 0) + 1
+        params = {a.id for a in tree.args.args + tree.args.posonlyargs + tree.args.kwonlyargs}
+        renames: dict[int, str] = {}
+        for stmt in all_statements(tree.body):
+            if not (
+                isinstance(stmt, gast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(stmt.value, gast.Call)
+            ):
+                continue
+            name = stmt.targets[0].id
+            names = self.results(stmt.value)
+            if names is None or stores.get(name) != 1 or name in params:
+                continue
+            fields = _fields(self.source.resolve(stmt.value.func, self.local))
+            picks: dict[int, int] = {}
+            for use in reads.get(name, []):
+                parent = parents.get(id(use))
+                k = None
+                if isinstance(parent, gast.Subscript) and parent.value is use:
+                    k = _constant_int(parent.slice)
+                    k = k % len(names) if k is not None and -len(names) <= k < len(names) else None
+                elif isinstance(parent, gast.Attribute) and len(fields) == len(names):
+                    k = fields.index(parent.attr) if parent.attr in fields else None
+                if k is None:
+                    break
+                picks[id(parent)] = k
+            else:
+                if not picks:
+                    continue
+                fresh = [self.namer.fresh(f"{name}_{result}") for result in names]
+                stmt.targets = [build.tuple_([build.store(n) for n in fresh], gast.Store())]
+                renames.update((key, fresh[k]) for key, k in picks.items())
+        if renames:
+            _ReadByName(renames).visit(tree)
+
     def results(self, call: gast.Call) -> list[str] | None:
         """Fresh names, one per result of ``call``, if it is an op with several results and
         their count is written in the call."""
         op = self.source.resolve(call.func, self.local)
         if op is MISSING:
             return None
+        if isinstance(op, JVPFunction):
+            return ["value", "tangent"]  # ``srcad.jvp(f, ...)[1]`` written inside
         rule = lookup(op) or lookup_tangent(op)
         if rule is None or not rule.results:
             return None
@@ -314,6 +424,19 @@ class _Picker(Transformer):
         setanno(unpacked, "origin", self.origin)
         self.before.append(unpacked)
         return gast.copy_location(build.load(fresh[names.index(chosen)]), node)
+
+
+class _ReadByName(Transformer):
+    """Each picked ``r[k]`` / ``r.field`` (by ``id``) as the name holding that result."""
+
+    def __init__(self, renames: dict[int, str]) -> None:
+        self.renames = renames
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        name = self.renames.get(id(node))
+        return gast.copy_location(build.load(name), node) if name else self.generic_visit(node)
+
+    visit_Attribute = visit_Subscript  # type: ignore[assignment]
 
 
 def _constant_int(node: gast.expr) -> int | None:

@@ -1,0 +1,330 @@
+"""``try``/``except`` as a branch whose decision is recorded at run time.
+
+::
+
+    try:                                 ok = attempted(LinAlgError)
+        y = np.linalg.solve(A, b)        if ok:
+    except LinAlgError:          ->          y = np.linalg.solve(A, b)
+        y = np.linalg.lstsq(A, b)[0]     else:
+                                             y = np.linalg.lstsq(A, b)[0]
+
+Every pass then treats it as the ``if`` it is (the backward pass takes the arm the primal
+took), and :func:`restore_try` turns the primal ``if ok:`` of the derivative back into
+``try: ... except LinAlgError: ok = False; ...``, so the derivative catches what the
+function catches. The backward pass reads ``ok``, the decision.
+
+The arm of the body is differentiated as if it ran whole or not at all: when it fails
+halfway, what it did before the failure is discarded. That is exact when the handler
+assigns again each name the body assigns and code outside the body reads, and the handler
+reads none of them; anything else is refused here, as are ``else:`` clauses (their
+exceptions are not the handler's), several handlers and ``except ... as e`` whose ``e`` is
+read. A ``finally:`` block runs after either arm.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from srcad.runtime.attempts import attempted
+from srcad.transform import build
+from srcad.transform.anno import setanno
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
+
+
+def lower_try(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Each ``try`` statement as an ``if`` on a marker (see module doc)."""
+    if not any(isinstance(n, gast.Try) for n in gast.walk(tree)):
+        return tree
+    marker = source.bind(namer, attempted, "attempted")
+    setanno(tree, "attempted", marker)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(stmt, field, None), list):
+                    setattr(stmt, field, block(getattr(stmt, field)))
+            if isinstance(stmt, gast.Try):
+                for handler in stmt.handlers:
+                    handler.body = block(handler.body)
+                out.extend(_as_branch(stmt, tree, source, namer, marker))
+            else:
+                out.append(stmt)
+        return out
+
+    tree.body = block(tree.body)
+    return tree
+
+
+def _as_branch(
+    stmt: gast.Try, tree: gast.FunctionDef, source: Source, namer: Namer, marker: str
+) -> list[gast.stmt]:
+    if len(stmt.handlers) != 1:
+        raise source.error(
+            "a 'try' with several 'except' clauses is not supported; catch a tuple of "
+            "exception types in one clause",
+            stmt,
+        )
+    if stmt.orelse:
+        raise source.error(
+            "the 'else' clause of a 'try' is not supported: its exceptions are not the "
+            "handler's; put its statements after the 'try' statement",
+            stmt.orelse[0],
+        )
+    handler = stmt.handlers[0]
+    if handler.name is not None and handler.name.id in _reads(handler.body):
+        raise source.error(
+            f"a handler reading the exception ('except ... as {handler.name.id}') is not supported",
+            handler,
+        )
+    _check_discarded(stmt, tree, source)
+    types = [] if handler.type is None else _exception_types(handler.type, source, namer, tree)
+    ok = namer.fresh("attempt_ok")
+    decision = build.assign(ok, build.call(marker, *types))
+    branch = gast.If(test=build.load(ok), body=stmt.body, orelse=handler.body or [gast.Pass()])
+    for node in (decision, branch):
+        gast.copy_location(node, stmt)
+    return [decision, branch, *stmt.finalbody]
+
+
+def _exception_types(
+    node: gast.expr, source: Source, namer: Namer, tree: gast.FunctionDef
+) -> list[gast.expr]:
+    """The classes an ``except`` names, each by a global name of its own: the handler
+    catches the user's class whatever namespace the derivative computes with
+    (``np.linalg.LinAlgError`` is not ``xp.linalg``'s to choose)."""
+    local = local_names(tree)
+    out = []
+    for part in node.elts if isinstance(node, gast.Tuple) else [node]:
+        kind = source.resolve(part, local)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            part = build.load(source.bind(namer, kind, kind.__name__))
+        out.append(part)
+    return out
+
+
+#: methods that change the object they are called on
+_MUTATORS = frozenset(
+    "append extend insert pop remove clear update setdefault sort reverse fill put "
+    "itemset resize partition".split()
+)
+
+
+def _assigned(stmts: list[gast.stmt]) -> set[str]:
+    """Names the statements bind, update in place (``y[i] = v``) or mutate (``xs.append``)."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                out |= {b.id for b in gast.walk(n.value) if isinstance(b, gast.Name)}
+            elif (
+                isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Attribute)
+                and n.func.attr in _MUTATORS
+                and isinstance(n.func.value, gast.Name)
+            ):
+                out.add(n.func.value.id)
+    return out
+
+
+def _reads(stmts: list[gast.stmt]) -> set[str]:
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> None:
+    """Refuse a body whose partial work the handler or later code could read."""
+    handler = stmt.handlers[0].body
+    for node in (n for s in stmt.body for n in gast.walk(s)):
+        if (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.ctx, gast.Store)
+            or (
+                isinstance(node, gast.Call)
+                and isinstance(node.func, gast.Attribute)
+                and node.func.attr in _MUTATORS
+            )
+        ):
+            raise source.error(
+                "an in-place update inside a 'try' body is not supported: when the body "
+                "fails after it, the handler would see it half done; build a new value",
+                node,
+            )
+    body = _assigned(stmt.body)
+    inside = {id(n) for s in stmt.body for n in gast.walk(s)}
+    inside |= _guarded(tree, handler)
+    elsewhere = {
+        n.id
+        for n in gast.walk(tree)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside
+    }
+    for name in sorted(body):
+        if name in _read_first(handler):
+            raise source.error(
+                f"the handler reads '{name}', which the 'try' body assigns: srcad "
+                "differentiates the body as if it ran whole or not at all; compute it "
+                "before the 'try'",
+                stmt.handlers[0],
+            )
+        raises = bool(handler) and isinstance(handler[-1], gast.Raise)
+        if name in elsewhere and name not in _assigned(handler) and not raises:
+            raise source.error(
+                f"the 'try' body assigns '{name}', which is read after it, and the handler "
+                "does not assign it: srcad differentiates the body as if it ran whole or "
+                f"not at all; assign '{name}' in the handler too",
+                stmt,
+            )
+
+
+def _guarded(tree: gast.FunctionDef, handler: list[gast.stmt]) -> set[int]:
+    """The nodes only the arm of a completed body runs: under ``if ok:`` where the handler
+    sets ``ok = False`` (code srcad generated, differentiated again, reads the body's
+    values there)."""
+    decisions = {
+        s.targets[0].id
+        for s in handler
+        if isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Constant)
+        and s.value.value is False
+    }
+    if not decisions:
+        return set()
+    copies = [
+        s for s in gast.walk(tree) if isinstance(s, gast.Assign) and isinstance(s.value, gast.Name)
+    ]
+    grown = True
+    while grown:  # ``_t1 = ok`` then ``if _t1:``
+        new = {
+            s.targets[0].id
+            for s in copies
+            if s.value.id in decisions and isinstance(s.targets[0], gast.Name)
+        }
+        grown = not new <= decisions
+        decisions |= new
+    return {
+        id(n)
+        for branch in gast.walk(tree)
+        if isinstance(branch, gast.If)
+        and isinstance(branch.test, gast.Name)
+        and branch.test.id in decisions
+        for s in branch.body
+        for n in gast.walk(s)
+    }
+
+
+def restore_try(function: gast.FunctionDef, marker: str | None, namer: Namer) -> gast.FunctionDef:
+    """The primal ``if ok:`` after each ``ok = attempted(E)`` as ``try``/``except E``; the
+    handler first takes back what the failed arm pushed on a tape."""
+    if marker is None:
+        return function
+
+    def is_marker(node: gast.AST) -> bool:
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id == marker
+        )
+
+    def restored(call: gast.Call, ok: str | None, branch: gast.If) -> list[gast.stmt]:
+        tapes = sorted(_pushed_tapes(branch.body))
+        marks = {tape: namer.fresh(f"{tape}_mark") for tape in tapes}
+        kind = None
+        if call.args:
+            kind = call.args[0] if len(call.args) == 1 else build.tuple_(call.args)
+        undo: list[gast.stmt] = [
+            gast.Expr(value=build.call(build.attr(build.load(tape), "rewind"), build.load(mark)))
+            for tape, mark in marks.items()
+        ]
+        # what the failed arm bound, as it was before it ran: the handler's code may read
+        # it (a tape push of the value it overwrites)
+        kept = sorted(_assigned(branch.body) & _read_first(branch.orelse))
+        saved = {name: namer.fresh(f"{name}_before") for name in kept}
+        undo += [build.assign(name, build.load(copy)) for name, copy in saved.items()]
+        failed = [build.assign(ok, build.const(False))] if ok in decisions else []
+        handler = gast.ExceptHandler(
+            type=kind, name=None, body=undo + failed + branch.orelse or [gast.Pass()]
+        )
+        body = [s for s in branch.body if not isinstance(s, gast.Pass)] or [gast.Pass()]
+        attempt = gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[])
+        counts = [
+            build.assign(mark, build.call("len", build.load(tape))) for tape, mark in marks.items()
+        ]
+        saves = [build.assign(copy, build.load(name)) for name, copy in saved.items()]
+        return [*counts, *saves, attempt]
+
+    # a decision only the primal ``if`` reads (forward mode) is dropped
+    tests = {id(n.test) for n in gast.walk(function) if isinstance(n, gast.If)}
+    loads = [
+        n for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    ]
+    names = [n.id for n in loads]
+    decisions = {n.id for n in loads if names.count(n.id) > 1 or id(n) not in tests}
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        pending: dict[str, gast.Call] = {}
+        for stmt in stmts:
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+            if isinstance(target, gast.Name) and is_marker(stmt.value):
+                pending[target.id] = stmt.value
+                stmt.value = build.const(True)
+                if target.id not in decisions:
+                    continue
+            elif (
+                isinstance(target, gast.Name)
+                and isinstance(stmt.value, gast.Name)
+                and stmt.value.id in pending
+            ):
+                pending[target.id] = pending[stmt.value.id]  # the decision copied
+            elif isinstance(stmt, gast.If) and is_marker(stmt.test):
+                out.extend(restored(stmt.test, None, stmt))
+                continue
+            elif (
+                isinstance(stmt, gast.If)
+                and isinstance(stmt.test, gast.Name)
+                and stmt.test.id in pending
+            ):
+                out.extend(restored(pending.pop(stmt.test.id), stmt.test.id, stmt))
+                continue
+            out.append(stmt)
+        return out
+
+    function.body = rewrite_bodies(function.body, block)
+    return function
+
+
+def _read_first(body: list[gast.stmt]) -> set[str]:
+    """Names the statements may read before they bind them."""
+    bound: set[str] = set()
+    first: set[str] = set()
+    for stmt in all_statements(body):
+        for part in own_parts(stmt):
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
+                    first.add(n.id)
+        if isinstance(stmt, gast.Assign):
+            bound |= {n.id for t in stmt.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    return first
+
+
+def _pushed_tapes(body: list[gast.stmt]) -> set[str]:
+    """The tapes the statements push on (``tape.push(v)``)."""
+    return {
+        n.func.value.id
+        for s in body
+        for n in gast.walk(s)
+        if isinstance(n, gast.Call)
+        and isinstance(n.func, gast.Attribute)
+        and n.func.attr == "push"
+        and isinstance(n.func.value, gast.Name)
+    }
