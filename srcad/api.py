@@ -27,6 +27,7 @@ from srcad.transform.calls import (
     CustomVJP,
     LiveSignature,
     call_arguments,
+    own_signature,
     user_callee,
 )
 from srcad.transform.hints import RULES_HELP
@@ -43,7 +44,7 @@ def _positional_params(func: Callable) -> list[str]:
     if not callable(func):
         raise TypeError(f"srcad differentiates functions; got {type(func).__name__}")
     try:
-        sig = inspect.signature(func)
+        sig = own_signature(func)
     except (TypeError, ValueError):
         return []
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -148,7 +149,7 @@ def _extra_keys(func: Callable, kwargs: dict) -> tuple[str, ...]:
     """The keywords of a call of ``func`` that its ``**kwargs`` receives, sorted."""
     if not _has_varkeywords(func):
         return ()
-    named = inspect.signature(func).parameters
+    named = own_signature(func).parameters
     extra = tuple(sorted(k for k in kwargs if k not in named or named[k].kind in _VARIADIC))
     for k in extra:
         if not k.isidentifier() or keyword.iskeyword(k):

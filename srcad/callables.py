@@ -15,6 +15,7 @@ from typing import Any
 
 from srcad.adjoints.registry import lookup, lookup_tangent
 from srcad.errors import SourceUnavailableError, UnsupportedConstructError
+from srcad.transform.calls import own_signature
 from srcad.transform.codegen import compile_source
 from srcad.transform.hints import RULES_HELP
 from srcad.transform.libraries import is_library_function
@@ -87,6 +88,16 @@ def _is_srcad_object(f: Any) -> bool:
         or hasattr(f, "srcad_handle")
         or callable(getattr(f, "srcad_function", None))
     )
+
+
+def unwrapped(f: Any) -> Any:
+    """The function ``f`` runs when it is an ``lru_cache``/``cache`` or a decorator's wrapper
+    that only forwards (each layer peeled); ``f`` itself otherwise."""
+    for _ in range(100):
+        if not (_is_cache(f) or _forwards(f)):
+            return f
+        f = f.__wrapped__
+    return f
 
 
 def _is_cache(f: Any) -> bool:
@@ -243,7 +254,7 @@ def varargs_caller(f: Callable, count: int, keys: tuple[str, ...] = ()) -> Calla
     found = known_caller(key, f)
     if found is not None:
         return found
-    signature = inspect.signature(f)
+    signature = own_signature(f)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     named = [p.name for p in signature.parameters.values() if p.kind in kinds]
     star = next(

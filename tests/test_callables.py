@@ -169,9 +169,22 @@ def test_a_decorator_that_only_forwards_is_seen_through():
 
 
 def test_a_decorator_that_changes_the_value_is_not_skipped():
-    # differentiating the wrapped function would silently halve the gradient
-    with pytest.raises(srcad.TransformError, match=r"\*args"):
-        srcad.grad(scaled)(X)
+    # differentiating the wrapped function would silently halve the gradient: the wrapper
+    # itself is differentiated (its *args and **kwargs are the call's), with its own
+    # signature, not the one functools.wraps copies from the wrapped function
+    np.testing.assert_allclose(srcad.grad(scaled)(X), 4.0 * X)
+    srcad.check_grad(scaled, X, order=2, modes=("rev", "fwd"))
+
+
+def calls_decorated_helpers(x, W):
+    return forwarded(x, W) + scaled(x) + cached_power(np.sum(x))
+
+
+def test_decorated_and_cached_helpers_called_inside():
+    # a forwarding wrapper and an lru_cache are seen through, a scaling wrapper is
+    # differentiated as it is, at first and second order
+    srcad.check_grad(calls_decorated_helpers, X, A, wrt=(0, 1), modes=("rev", "fwd"))
+    srcad.check_grad(calls_decorated_helpers, X, A, wrt=(0, 1), order=2, modes=("rev", "fwd"))
 
 
 # outputs of one element ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Adjoints of Python lists built in the function: literals, append, stack/concatenate/sum."""
+"""Adjoints of Python lists built in the function: literals, append, stack/concatenate/sum
+and the vstack family."""
 
 import builtins
 
@@ -9,6 +10,7 @@ from srcad.runtime.lists import (
     drop_gradient,
     element_gradient,
     scatter_element,
+    unjoined,
     unsum,
 )
 
@@ -41,6 +43,26 @@ def concatenate_list(y, arrays, axis=0):
     d[arrays] = unconcatenate(d[y], arrays, axis)
 
 
+@adjoint(Operator("VStackList"))
+def vstack_list(y, tup):
+    d[tup] = unjoined(d[y], tup, "vstack")
+
+
+@adjoint(Operator("HStackList"))
+def hstack_list(y, tup):
+    d[tup] = unjoined(d[y], tup, "hstack")
+
+
+@adjoint(Operator("DStackList"))
+def dstack_list(y, tup):
+    d[tup] = unjoined(d[y], tup, "dstack")
+
+
+@adjoint(Operator("ColumnStackList"))
+def column_stack_list(y, tup):
+    d[tup] = unjoined(d[y], tup, "column_stack")
+
+
 @adjoint(builtins.sum)
 def builtin_sum(y, items):
     d[items] = unsum(d[y], items)
@@ -67,6 +89,26 @@ def stack_list_tangent(y, arrays, axis=0):
 @tangent(Operator("ConcatenateList"))
 def concatenate_list_tangent(y, arrays, axis=0):
     d[y] = xp.concatenate(d[arrays], axis=axis)
+
+
+@tangent(Operator("VStackList"))
+def vstack_list_tangent(y, tup):
+    d[y] = xp.vstack(d[tup])
+
+
+@tangent(Operator("HStackList"))
+def hstack_list_tangent(y, tup):
+    d[y] = xp.hstack(d[tup])
+
+
+@tangent(Operator("DStackList"))
+def dstack_list_tangent(y, tup):
+    d[y] = xp.dstack(d[tup])
+
+
+@tangent(Operator("ColumnStackList"))
+def column_stack_list_tangent(y, tup):
+    d[y] = xp.column_stack(d[tup])
 
 
 @tangent(builtins.sum)

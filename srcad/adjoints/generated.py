@@ -39,6 +39,7 @@ from srcad.runtime.higher import (
     grouped,
     reconcatenate,
     reduce_like,
+    rejoined,
     reshape_like,
     restack,
     resum,
@@ -54,6 +55,7 @@ from srcad.runtime.lists import (
     drop_gradient,
     element_gradient,
     scatter_element,
+    unjoined,
     unsum,
 )
 from srcad.runtime.tangents import (
@@ -448,6 +450,26 @@ def reconcatenate_adjoint(y, gs, pieces, axis=0):
 @tangent(reconcatenate, static=("pieces",))
 def reconcatenate_tangent(y, gs, pieces, axis=0):
     d[y] = reconcatenate(d[gs], pieces, axis)
+
+
+@adjoint(unjoined, static=("xs", "how"))
+def unjoined_adjoint(y, g, xs, how):
+    d[g] = rejoined(d[y], y, how)
+
+
+@tangent(unjoined, static=("xs", "how"))
+def unjoined_tangent(y, g, xs, how):
+    d[y] = unjoined(d[g], xs, how)
+
+
+@adjoint(rejoined, static=("pieces", "how"))
+def rejoined_adjoint(y, gs, pieces, how):
+    d[gs] = unjoined(d[y], pieces, how)
+
+
+@tangent(rejoined, static=("pieces", "how"))
+def rejoined_tangent(y, gs, pieces, how):
+    d[y] = rejoined(d[gs], pieces, how)
 
 
 @adjoint(unstack)

@@ -112,6 +112,12 @@ def reconcatenate(gs: Any, pieces: Any, axis: int = 0) -> Any:
     return array_namespace(*pieces).concatenate(_filled(gs, pieces), axis=axis)
 
 
+def rejoined(gs: Any, pieces: Any, how: str) -> Any:
+    """The pieces' gradients ``gs`` joined by ``np.<how>`` (vstack, hstack, dstack,
+    column_stack: the adjoint of :func:`srcad.runtime.lists.unjoined`)."""
+    return getattr(array_namespace(*pieces), how)(_filled(gs, pieces))
+
+
 def restack(gs: Any, pieces: Any, axis: int = 0) -> Any:
     """The pieces' gradients ``gs`` stacked along ``axis`` (the adjoint of
     :func:`srcad.runtime.accumulate.unstack`)."""

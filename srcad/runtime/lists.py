@@ -6,9 +6,11 @@ The gradient of a list is a list of the same length holding each element's gradi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from srcad.runtime.accumulate import unbroadcast, zeros_like
+from srcad.runtime.backend import array_namespace
 
 
 def append(items: list, value: Any) -> list:
@@ -49,3 +51,37 @@ def unsum(g: Any, items: Any) -> Any:
 
     xp = array_namespace(items)
     return xp.broadcast_to(xp.asarray(g, dtype=items.dtype), items.shape)
+
+
+def joined_as(how: str, x: Any) -> tuple[Any, int]:
+    """How ``np.<how>`` joins ``x``: the array it concatenates (``x`` given the dimensions
+    the function adds) and the axis it concatenates along."""
+    xp = array_namespace(x)
+    x = xp.asarray(x)
+    if how == "vstack":
+        return (xp.reshape(x, (1, -1)) if x.ndim < 2 else x), 0
+    if how == "hstack":
+        return (xp.reshape(x, (1,)) if x.ndim == 0 else x), (0 if x.ndim <= 1 else 1)
+    if how == "dstack":
+        if x.ndim < 3:
+            x = xp.reshape(x, (1, -1, 1)) if x.ndim < 2 else x[..., None]
+        return x, 2
+    # column_stack: 1-d arrays become columns
+    return (xp.reshape(x, (-1, 1)) if x.ndim < 2 else x), 1
+
+
+def unjoined(g: Any, xs: Sequence[Any], how: str) -> list[Any]:
+    """Split the gradient of ``np.<how>(xs)`` (vstack, hstack, dstack, column_stack) into
+    one piece per input, each in its input's shape."""
+    xp = array_namespace(g)
+    joined = [joined_as(how, x) for x in xs]
+    axis = joined[0][1]
+    bounds = []
+    total = 0
+    for piece, _ in joined[:-1]:
+        total += piece.shape[axis]
+        bounds.append(total)
+    return [
+        xp.reshape(part, tuple(getattr(x, "shape", ())))
+        for part, x in zip(xp.split(g, bounds, axis=axis), xs)
+    ]

@@ -102,9 +102,15 @@ class CustomVJPAgain(CustomVJP):
         return new_caller(key, self.bwd, name, params, f"({picked},)", scope, lines)
 
 
+def own_signature(func: Any) -> inspect.Signature:
+    """The signature of the code srcad reads: a function's own (not the one
+    ``functools.wraps`` copies from what it wraps); another callable's as inspect gives it."""
+    return inspect.signature(func, follow_wrapped=not inspect.isfunction(func))
+
+
 def _positional(func: Callable) -> list[str]:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [p.name for p in inspect.signature(func).parameters.values() if p.kind in kinds]
+    return [p.name for p in own_signature(func).parameters.values() if p.kind in kinds]
 
 
 class CustomJVP(Generic[P, R]):
@@ -406,6 +412,11 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
         return func, (*args, *obj.args), {**kwargs, **obj.keywords}
     if inspect.ismethod(obj) and inspect.isfunction(obj.__func__):
         return obj.__func__, (obj.__self__,), {}
+    from srcad.callables import unwrapped
+
+    inner = unwrapped(obj)  # a cache, or a decorator's wrapper that only forwards
+    if inner is not obj:
+        return user_callee(inner)
     if inspect.isfunction(obj):
         return obj, (), {}
     return None
@@ -431,7 +442,7 @@ class LiveSignature:
             or named is not self._defaults[1]
             or (named and not _same_items(named, self._defaults[2]))
         ):
-            self._signature = inspect.signature(func)
+            self._signature = own_signature(func)
             self._defaults = (positional, named, dict(named or {}))
         return self._signature
 
@@ -455,7 +466,7 @@ def call_arguments(
         and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     ):
         return args, {}  # every parameter given: nothing to fill in
-    signature = signature or inspect.signature(func)
+    signature = signature or own_signature(func)
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     positional: list[Any] = []

@@ -5,7 +5,6 @@ calls ``f_vjp.backward(f_res, dy)`` (srcad/transform/calls.py holds the handles)
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import gast
@@ -25,6 +24,7 @@ from srcad.transform.calls import (
     CustomVJP,
     FlatCall,
     MethodVJP,
+    own_signature,
     user_callee,
 )
 from srcad.transform.frontend import Source
@@ -139,7 +139,7 @@ def differentiated_arguments(
         return _flat_call_arguments(op, source, activity, where)
     func, leading, _ = user_callee(op.callee)
     refuse_unknown_stars(op.args, op.label, source, where)
-    signature = inspect.signature(func)
+    signature = own_signature(func)
     params = [
         p.name
         for p in signature.parameters.values()
@@ -202,7 +202,7 @@ def _flat_call_arguments(
     flat: FlatCall = op.callee
     params = [
         p.name
-        for p in inspect.signature(flat.fun).parameters.values()
+        for p in own_signature(flat.fun).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     given = list(enumerate(flat.groups(op.args)))

@@ -29,7 +29,14 @@ DYNAMIC_GETITEM = Operator("SubscriptDynamic")
 USER_CALL = Operator("UserCall")
 LIST = Operator("List")
 LIST_ITEM = Operator("ListItem")
-_LIST_CONSUMERS = ((np.stack, Operator("StackList")), (np.concatenate, Operator("ConcatenateList")))
+_LIST_CONSUMERS = (
+    (np.stack, Operator("StackList")),
+    (np.concatenate, Operator("ConcatenateList")),
+    (np.vstack, Operator("VStackList")),
+    (np.hstack, Operator("HStackList")),
+    (np.dstack, Operator("DStackList")),
+    (np.column_stack, Operator("ColumnStackList")),
+)
 SQUARE = Operator("Square")
 COMPARE = Operator("Compare")
 UNKNOWN = Operator("Unknown")

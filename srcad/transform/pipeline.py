@@ -28,7 +28,7 @@ from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
-from srcad.transform.normalize.loops import desugar_loops
+from srcad.transform.normalize.loops import desugar_loops, unroll_constant_loops
 from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
@@ -99,7 +99,7 @@ def normalize(
     tree = spread_stars(tree)
     tree = guard_number_params(fence(tree, source), source, namer)
     tree = refuse_none_returns(tree, source, namer)
-    tree = lower_dicts(desugar(tree), source, namer)
+    tree = lower_dicts(unroll_constant_loops(desugar(tree)), source, namer)
     source.lists = lower_lists(tree, source, namer)
     keep_augmented_dtypes(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))

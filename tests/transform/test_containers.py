@@ -569,3 +569,26 @@ def test_reverse_over_reverse_where_the_list_gradient_is_constant():
 def test_reverse_over_reverse_of_a_varying_list_gradient_is_a_clear_error():
     with pytest.raises(srcad.NoAdjointError, match="drop_gradient"):
         srcad.check_grad(append_zeros, vec(3), order=2, modes=("rev",))
+
+
+# ---- loops over constant keys of a dict the function builds (issue #17) ----
+
+
+def loop_over_keys(x):
+    d = {"a": x, "b": 2 * x}
+    s = 0.0
+    for k in ("a", "b"):
+        s = s + np.sum(np.sin(d[k]))
+    return s * len(k)  # k keeps its last value, as in Python
+
+
+def generator_over_keys(x):
+    d = {"a": x, "b": 2 * x}
+    return sum(np.sum(d[k] ** 2) for k in ("a", "b"))
+
+
+@pytest.mark.parametrize("f", [loop_over_keys, generator_over_keys])
+def test_a_dict_read_with_keys_from_a_literal(f):
+    x = np.array([0.5, 1.0, 2.0])
+    assert srcad.check_grad(f, x, modes=("rev", "fwd")) < 1e-6
+    assert srcad.check_grad(f, x, order=2, modes=("rev", "fwd")) < 1e-6

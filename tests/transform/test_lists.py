@@ -106,3 +106,47 @@ def test_list_passed_to_a_numpy_function_is_refused():
 
 def test_list_passed_to_a_function_that_converts_it_is_stacked():
     srcad.check_grad(list_to_a_converting_function, vec(3), modes=("rev", "fwd"))
+
+
+# ---- the vstack family of a list held by a name (issue #17) ----
+
+
+def vstack_of_a_list(x):
+    xs = [x, 2 * x]
+    return np.sum(np.vstack(xs) ** 2)
+
+
+def hstack_of_lists(x, M):
+    xs = [x, np.sin(x)]
+    ms = [M, M * x]
+    return np.sum(np.hstack(xs) ** 2) + np.sum(np.hstack(ms) ** 3) + np.sum(np.vstack(ms) * 2)
+
+
+def dstack_of_an_appended_list(x, M):
+    xs = []
+    for k in range(2):
+        xs.append(M * (k + 1) * x)
+    return np.sum(np.dstack(xs) ** 2) + np.sum(np.column_stack([x, x * x]) ** 2)
+
+
+def column_stack_of_a_list(x):
+    ps = [x, x**2]
+    return np.sum(np.column_stack(ps) * np.arange(6.0).reshape(3, 2))
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (vstack_of_a_list, 1),
+        (hstack_of_lists, 2),
+        (dstack_of_an_appended_list, 2),
+        (column_stack_of_a_list, 1),
+    ],
+)
+def test_the_vstack_family_of_a_list_name(f, args):
+    x, M = np.array([0.5, 1.0, 2.0]), np.arange(6.0).reshape(2, 3) / 3
+    given = (x, M)[:args]
+    wrt = tuple(range(args))
+    assert srcad.check_grad(f, *given, wrt=wrt, modes=("rev", "fwd")) < 1e-6
+    # second order: forward over reverse (reverse over reverse of lists is still refused)
+    assert srcad.check_grad(f, *given, wrt=wrt, order=2, modes=("fwd",)) < 1e-6

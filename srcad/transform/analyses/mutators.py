@@ -22,6 +22,7 @@ from srcad.transform.analyses.aliasing import (
     viewed_name,
     with_arguments,
 )
+from srcad.transform.calls import own_signature
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.libraries import is_library_function
 
@@ -367,7 +368,7 @@ def _positional_out(call: gast.Call, callee: object, what: str) -> Mutation | No
 def _out_position(callee: object) -> int | None:
     """Position of a positional ``out`` parameter of ``callee``, if it has one."""
     try:
-        params = list(inspect.signature(callee).parameters.values())
+        params = list(own_signature(callee).parameters.values())
     except (TypeError, ValueError):
         return None
     for k, param in enumerate(params):
@@ -428,7 +429,7 @@ def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | N
     if not changed:
         return None
     try:
-        bound = inspect.signature(callee).bind_partial(
+        bound = own_signature(callee).bind_partial(
             *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         )
     except TypeError:
@@ -560,7 +561,7 @@ def returned_argument(call: gast.Call, source: Source, local: set[str]) -> tuple
     if not returned:
         return None
     try:
-        bound = inspect.signature(callee).bind_partial(
+        bound = own_signature(callee).bind_partial(
             *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         )
     except TypeError:

@@ -37,6 +37,7 @@ from typing import Any
 import gast
 
 from srcad.adjoints.registry import lookup
+from srcad.callables import unwrapped
 from srcad.errors import NoOutputError, TransformError
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
@@ -46,6 +47,7 @@ from srcad.transform.calls import (
     CustomJVPAgain,
     CustomVJP,
     CustomVJPAgain,
+    own_signature,
     user_callee,
 )
 from srcad.transform.frontend import MISSING, Source, parse_function
@@ -232,6 +234,7 @@ class _Inliner:
         recorded for the caller's)."""
         if isinstance(obj, Checkpointed):
             obj = obj.fun  # at second order nothing is rematerialized: the plain function
+        obj = unwrapped(obj)  # a cache, or a decorator's wrapper that only forwards
         make = getattr(obj, "srcad_function", None)
         if not callable(make) or inspect.isfunction(obj):
             return obj
@@ -271,7 +274,7 @@ class _Inliner:
         ):
             return
         try:
-            signature = inspect.signature(custom.fun)
+            signature = own_signature(custom.fun)
         except (TypeError, ValueError):
             return
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -297,7 +300,6 @@ class _Inliner:
         if (
             user_callee(helper) is None  # NumPy's, the standard library's, srcad's own
             or lookup(helper) is not None
-            or getattr(helper, "__wrapped__", None) is not None
         ):
             return None
         if helper not in self.parsed:
@@ -639,7 +641,7 @@ def _bind(
     ):
         return None
     try:
-        signature = inspect.signature(helper)
+        signature = own_signature(helper)
         bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
     except (TypeError, ValueError):
         return None

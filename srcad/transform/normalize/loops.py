@@ -209,3 +209,59 @@ def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source)
                     "another variable inside the loop",
                     stmt,
                 )
+
+
+def unroll_constant_loops(tree: gast.FunctionDef) -> gast.FunctionDef:
+    """``for k in ("a", "b"): ... d[k] ...`` as one copy of the body per constant, with the
+    constant written for ``k`` (``d["a"]``), before dicts are lowered: a dict built in the
+    function is then read with constant keys (what ``sum(np.sum(d[k]) for k in ("a",
+    "b"))`` becomes). ``k`` keeps its value after the loop, as in Python. Loops with
+    ``break``/``continue`` or assigning ``k`` are left to ``desugar_loops``."""
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if not _over_constants(stmt):
+                out.append(stmt)
+                continue
+            name = stmt.target.id
+            for elt in stmt.iter.elts:
+                out.append(gast.copy_location(build.assign(name, copy.deepcopy(elt)), stmt))
+                for inner in copy.deepcopy(stmt.body):
+                    out.append(_Substitute(name, elt).visit(inner))
+            out.extend(stmt.orelse)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
+
+
+def _over_constants(stmt: gast.stmt) -> bool:
+    return (
+        isinstance(stmt, gast.For)
+        and isinstance(stmt.target, gast.Name)
+        and isinstance(stmt.iter, (gast.Tuple, gast.List))
+        and bool(stmt.iter.elts)
+        and all(
+            isinstance(e, gast.Constant) and isinstance(e.value, (str, int)) for e in stmt.iter.elts
+        )
+        and not _jumps_out(stmt.body)
+        and not any(
+            isinstance(n, gast.Name) and n.id == stmt.target.id and not isinstance(n.ctx, gast.Load)
+            for s in stmt.body
+            for n in gast.walk(s)
+        )
+    )
+
+
+class _Substitute(gast.NodeTransformer):
+    """Reads of ``name`` as the constant ``value``."""
+
+    def __init__(self, name: str, value: gast.Constant) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(copy.deepcopy(self.value), node)
+        return node

@@ -41,7 +41,7 @@ from srcad.errors import UnknownStructureError
 from srcad.pytree import Treedef
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import FlatCall, user_callee
+from srcad.transform.calls import FlatCall, own_signature, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
@@ -231,7 +231,7 @@ class _Expand(Iteration):
         )
         plain = inspect.isfunction(callee) and user_callee(callee) == (callee, (), {})
         if plain:
-            kinds = [p.kind for p in inspect.signature(callee).parameters.values()]
+            kinds = [p.kind for p in own_signature(callee).parameters.values()]
             plain = inspect.Parameter.VAR_POSITIONAL not in kinds
         starred = any(isinstance(a, gast.Starred) for a in expr.args)
         if plain and not starred and not any(self.holds_view(k.value) for k in expr.keywords):
