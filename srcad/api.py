@@ -953,6 +953,14 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     keep = restores_in_place(backward)
     out_leaves, out_tree = pytree.flatten(out)
     out_shapes = [_shape(leaf) for leaf in out_leaves]
+    # one cotangent for the whole output: a list or tuple of arrays the function built
+    # (``return out`` of appends, ``return tuple(...)``), not a display it returns
+    whole = (
+        backward.__code__.co_argcount == 2
+        and isinstance(out, (list, tuple))
+        and out_tree[0] in ("list", "tuple")
+        and all(child == ("leaf",) for child in out_tree[3])
+    )
 
     @boundary
     def pullback(cotangent: Any) -> tuple[Any, ...]:
@@ -965,11 +973,14 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                 raise ValueError(
                     f"cotangent has shape {_shape(ct)}, but {f.__name__} returned shape {shape}"
                 )
+        seeds = list(ct_leaves)
+        if whole and len(seeds) != 1:
+            seeds = [list(seeds)]  # a list the function built: its gradient is one list
         if keep:
             with KeptResiduals(residuals):
-                grads = backward(residuals, *ct_leaves)
+                grads = backward(residuals, *seeds)
         else:
-            grads = backward(residuals, *ct_leaves)
+            grads = backward(residuals, *seeds)
         fixed: list[Any] = []
         for g, leaf in zip(grads, leaves):
             fixed.append(_match(g, leaf, [*values, *leaves, *ct_leaves, *fixed]))

@@ -9,6 +9,7 @@ from srcad.runtime.lists import (
     append,
     drop_gradient,
     element_gradient,
+    list_gradient,
     scatter_element,
     unjoined,
     unsum,
@@ -63,6 +64,11 @@ def column_stack_list(y, tup):
     d[tup] = unjoined(d[y], tup, "column_stack")
 
 
+@adjoint(builtins.tuple, builtins.list)
+def tuple_of_list(y, items):
+    d[items] = list_gradient(d[y], items)
+
+
 @adjoint(builtins.sum)
 def builtin_sum(y, items):
     d[items] = unsum(d[y], items)
@@ -109,6 +115,16 @@ def dstack_list_tangent(y, tup):
 @tangent(Operator("ColumnStackList"))
 def column_stack_list_tangent(y, tup):
     d[y] = xp.column_stack(d[tup])
+
+
+@tangent(builtins.tuple)
+def tuple_of_list_tangent(y, items):
+    d[y] = builtins.tuple(d[items])
+
+
+@tangent(builtins.list)
+def list_of_list_tangent(y, items):
+    d[y] = builtins.list(d[items])
 
 
 @tangent(builtins.sum)

@@ -85,3 +85,14 @@ def unjoined(g: Any, xs: Sequence[Any], how: str) -> list[Any]:
         xp.reshape(part, tuple(getattr(x, "shape", ())))
         for part, x in zip(xp.split(g, bounds, axis=axis), xs)
     ]
+
+
+def list_gradient(g: Any, items: Any) -> list:
+    """The gradient of ``items`` in ``tuple(items)`` / ``list(items)``: the list of its
+    elements' gradients, for a list the function built (an array passes no such list)."""
+    if not isinstance(items, list):
+        raise TypeError(
+            f"tuple()/list() of a {type(items).__name__} cannot be differentiated; build a list "
+            "(a comprehension or appends) or index the array"
+        )
+    return list(g)

@@ -74,7 +74,7 @@ _ROUNDS = 8
 #: Rules that take a list built in the function as a list (its gradient is a list).
 _LIST_AWARE = {
     "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
-    "vstack_list", "hstack_list", "dstack_list", "column_stack_list",
+    "vstack_list", "hstack_list", "dstack_list", "column_stack_list", "tuple_of_list",
     "builtin_sum", "identity",
 }  # fmt: skip
 

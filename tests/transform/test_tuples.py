@@ -87,3 +87,35 @@ def test_other_uses_keep_their_behaviour():
     # a name assigned something other than a tuple display stays the refusal it was
     with pytest.raises(srcad.TransformError, match="container of differentiable values"):
         srcad.grad(assigned_otherwise)(X)
+
+
+# ---- a tuple or list the function builds, returned (issue #17) ----
+
+
+def tuple_of_a_generator(x):
+    return tuple(np.sin(x[i]) * x[-1] for i in range(3))
+
+
+def list_of_appends(x):
+    out = []
+    for i in range(3):
+        out.append(np.sin(x[i]) * x[-1])
+    return out
+
+
+@pytest.mark.parametrize("f", [tuple_of_a_generator, list_of_appends])
+def test_vjp_and_jvp_of_a_returned_container_the_function_builds(f):
+    x = np.array([0.5, 1.0, 2.0])
+    ct = [0.3, -1.2, 0.7]
+    out, pullback = srcad.vjp(f, x)
+    assert type(out) is type(f(x))
+    jacobian = np.zeros((3, 3))
+    for i in range(3):
+        jacobian[i, i] += np.cos(x[i]) * x[-1]
+        jacobian[i, -1] += np.sin(x[i])
+    (got,) = pullback(type(out)(ct))
+    np.testing.assert_allclose(got, jacobian.T @ ct, rtol=1e-12)
+    v = np.array([1.0, -0.5, 0.25])
+    _, tangent = srcad.jvp(f, (x,), (v,))
+    assert type(tangent) is type(out)
+    np.testing.assert_allclose(np.array(tangent, dtype=float), jacobian @ v, rtol=1e-12)
