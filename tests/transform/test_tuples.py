@@ -119,3 +119,17 @@ def test_vjp_and_jvp_of_a_returned_container_the_function_builds(f):
     _, tangent = srcad.jvp(f, (x,), (v,))
     assert type(tangent) is type(out)
     np.testing.assert_allclose(np.array(tangent, dtype=float), jacobian @ v, rtol=1e-12)
+
+
+def tuple_of_a_list_display(x):
+    return tuple([x * 2, np.sin(x)])
+
+
+def test_tuple_of_a_list_display_is_the_tuple_display():
+    x = np.array([0.5, 1.0, 2.0])
+    out, pullback = srcad.vjp(tuple_of_a_list_display, x)
+    assert type(out) is tuple and len(out) == 2
+    (got,) = pullback((np.ones(3), np.ones(3)))
+    np.testing.assert_allclose(got, 2.0 + np.cos(x))
+    _, (t0, t1) = srcad.jvp(tuple_of_a_list_display, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t1, np.cos(x))

@@ -1,6 +1,7 @@
 """Calls whose constant options make them another function, written as that function:
 ``np.linalg.svd(a, compute_uv=False)`` is ``np.linalg.svdvals(a)`` (one result, with
-rules of its own), so it reads, and differentiates, as the op it is.
+rules of its own), so it reads, and differentiates, as the op it is; ``tuple([a, b])`` is
+the display ``(a, b)``.
 
 >>> import gast, numpy as np
 >>> from srcad.transform.codegen import to_source
@@ -32,7 +33,28 @@ def rewrite_option_forms(tree: gast.FunctionDef, source: Source) -> gast.Functio
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
             if source.resolve(node.func, local) is numpy.linalg.svd:
                 _singular_values(node)
-    return tree
+    return _Displays(source, local).visit(tree)
+
+
+class _Displays(gast.NodeTransformer):
+    """``tuple([a, b])`` as the display ``(a, b)``: the tuple it is."""
+
+    def __init__(self, source: Source, local: set[str]) -> None:
+        self.source = source
+        self.local = local
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if (
+            len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], (gast.List, gast.Tuple))
+            and not any(isinstance(e, gast.Starred) for e in node.args[0].elts)
+            and self.source.resolve(node.func, self.local) is tuple
+        ):
+            display = gast.Tuple(elts=node.args[0].elts, ctx=gast.Load())
+            return gast.copy_location(display, node)
+        return node
 
 
 def _singular_values(call: gast.Call) -> None:
