@@ -178,6 +178,16 @@ def updates_in_place(x):
     return np.sum(y)
 
 
+def updates_through_out(x):
+    y = x * 1.0
+    try:
+        np.sin(y, out=y)
+        y = np.log(y)
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
 @pytest.mark.parametrize(
     "f, message",
     [
@@ -187,6 +197,7 @@ def updates_in_place(x):
         (keeps_half_the_body, "assigns 'a', which is read after it"),
         (handler_reads_the_body, "the handler reads 'a'"),
         (updates_in_place, "in-place update inside a 'try' body"),
+        (updates_through_out, "in-place update inside a 'try' body"),
     ],
 )
 def test_what_cannot_be_differentiated_exactly_is_refused(f, message):

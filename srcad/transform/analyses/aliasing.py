@@ -77,7 +77,7 @@ def _no_copy(call: gast.Call) -> bool:
 
 _CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
 #: methods that put their arguments into the container they are called on
-_CONTAINER_STORES = {"append", "extend", "insert", "add", "update", "setdefault"}
+CONTAINER_STORES = {"append", "extend", "insert", "add", "update", "setdefault"}
 
 
 def held_names(value: gast.expr) -> set[str]:
@@ -112,7 +112,7 @@ def stored_into(stmt: gast.stmt, containers: set[str]) -> tuple[str, set[str]] |
         call = stmt.value
         if (
             isinstance(call.func, gast.Attribute)
-            and call.func.attr in _CONTAINER_STORES
+            and call.func.attr in CONTAINER_STORES
             and isinstance(call.func.value, gast.Name)
             and call.func.value.id in containers
         ):

@@ -56,6 +56,7 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.folding import constant_of, fold_block
 from srcad.transform.normalize.namespaces import unbind_namespaces
+from srcad.transform.normalize.stars import spread_call
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.walk import RenameNames, is_docstring
 from srcad.transform.snapshot import ABSENT, Snapshot, stored
@@ -607,27 +608,18 @@ def _free_names(tree: gast.FunctionDef, helper_locals: set[str]) -> set[str]:
 def _spread(call: gast.Call, displays: dict[str, gast.expr]) -> gast.Call:
     """``g(*args, **kwargs)`` with ``args``/``kwargs`` a helper's own, bound to displays:
     their elements as arguments (other stars stay, and keep the call a call)."""
-    args: list[gast.expr] = []
+
+    def shown(value: gast.expr, kind: type) -> gast.expr:
+        found = displays.get(value.id) if isinstance(value, gast.Name) else None
+        return copy.deepcopy(found) if isinstance(found, kind) else value
+
     for arg in call.args:
-        value = arg.value if isinstance(arg, gast.Starred) else None
-        shown = displays.get(value.id) if isinstance(value, gast.Name) else None
-        if isinstance(shown, gast.Tuple):
-            args.extend(copy.deepcopy(shown.elts))
-        else:
-            args.append(arg)
-    keywords: list[gast.keyword] = []
+        if isinstance(arg, gast.Starred):
+            arg.value = shown(arg.value, gast.Tuple)
     for kw in call.keywords:
-        value = kw.value if kw.arg is None else None
-        shown = displays.get(value.id) if isinstance(value, gast.Name) else None
-        if isinstance(shown, gast.Dict):
-            keywords.extend(
-                gast.keyword(arg=k.value, value=copy.deepcopy(v))
-                for k, v in zip(shown.keys, shown.values)
-            )
-        else:
-            keywords.append(kw)
-    call.args, call.keywords = args, keywords
-    return call
+        if kw.arg is None:
+            kw.value = shown(kw.value, gast.Dict)
+    return spread_call(call)
 
 
 def _bind(

@@ -41,6 +41,29 @@ def _spread(elts: list[gast.expr]) -> list[gast.expr]:
     return out
 
 
+def spread_call(call: gast.Call) -> gast.Call:
+    """``call`` with its stars over displays written out (``*(a, b)``, ``**{"k": v}``)."""
+    call.args = _spread(call.args)
+    keywords: list[gast.keyword] = []
+    for kw in call.keywords:
+        value = kw.value
+        if (
+            kw.arg is None
+            and isinstance(value, gast.Dict)
+            and all(
+                isinstance(k, gast.Constant) and isinstance(k.value, str) and k.value.isidentifier()
+                for k in value.keys
+            )
+        ):
+            keywords.extend(
+                gast.keyword(arg=k.value, value=v) for k, v in zip(value.keys, value.values)
+            )
+        else:
+            keywords.append(kw)
+    call.keywords = keywords
+    return call
+
+
 class _Spread(gast.NodeTransformer):
     def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
         self.generic_visit(node)
@@ -59,27 +82,7 @@ class _Spread(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call) -> gast.Call:
         self.generic_visit(node)
-        node.args = _spread(node.args)
-        keywords: list[gast.keyword] = []
-        for kw in node.keywords:
-            value = kw.value
-            if (
-                kw.arg is None
-                and isinstance(value, gast.Dict)
-                and all(
-                    isinstance(k, gast.Constant)
-                    and isinstance(k.value, str)
-                    and k.value.isidentifier()
-                    for k in value.keys
-                )
-            ):
-                keywords.extend(
-                    gast.keyword(arg=k.value, value=v) for k, v in zip(value.keys, value.values)
-                )
-            else:
-                keywords.append(kw)
-        node.keywords = keywords
-        return node
+        return spread_call(node)
 
     def visit_Tuple(self, node: gast.Tuple) -> gast.Tuple:
         self.generic_visit(node)

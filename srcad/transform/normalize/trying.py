@@ -27,6 +27,8 @@ import gast
 
 from srcad.runtime.attempts import attempted
 from srcad.transform import build
+from srcad.transform.analyses.aliasing import CONTAINER_STORES
+from srcad.transform.analyses.mutators import mutation_of
 from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -75,7 +77,7 @@ def _as_branch(
             stmt.orelse[0],
         )
     handler = stmt.handlers[0]
-    if handler.name is not None and handler.name.id in _reads(handler.body):
+    if handler.name is not None and handler.name.id in _read_first(handler.body):
         raise source.error(
             f"a handler reading the exception ('except ... as {handler.name.id}') is not supported",
             handler,
@@ -106,54 +108,35 @@ def _exception_types(
     return out
 
 
-#: methods that change the object they are called on
-_MUTATORS = frozenset(
-    "append extend insert pop remove clear update setdefault sort reverse fill put "
-    "itemset resize partition".split()
-)
-
-
 def _assigned(stmts: list[gast.stmt]) -> set[str]:
-    """Names the statements bind, update in place (``y[i] = v``) or mutate (``xs.append``)."""
-    out: set[str] = set()
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                out.add(n.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
-                out |= {b.id for b in gast.walk(n.value) if isinstance(b, gast.Name)}
-            elif (
-                isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute)
-                and n.func.attr in _MUTATORS
-                and isinstance(n.func.value, gast.Name)
-            ):
-                out.add(n.func.value.id)
-    return out
-
-
-def _reads(stmts: list[gast.stmt]) -> set[str]:
+    """Names the statements bind (updates in place are refused in a body, and a handler
+    making one reads the name first)."""
     return {
         n.id
         for s in stmts
         for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
+
+
+def _updates_in_place(node: gast.AST, source: Source, local: set[str]) -> bool:
+    """``y[i] = v``, ``xs.append(v)``, or a call that changes an array it is given (the
+    mutating-call analysis: ``y.fill(0)``, ``np.sin(x, out=y)``, a helper of the user's)."""
+    if isinstance(node, gast.Subscript):
+        return isinstance(node.ctx, gast.Store)
+    if not isinstance(node, gast.Call):
+        return False
+    if isinstance(node.func, gast.Attribute) and node.func.attr in CONTAINER_STORES:
+        return True
+    return mutation_of(node, source, local) is not None
 
 
 def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> None:
     """Refuse a body whose partial work the handler or later code could read."""
     handler = stmt.handlers[0].body
+    local = local_names(tree)
     for node in (n for s in stmt.body for n in gast.walk(s)):
-        if (
-            isinstance(node, gast.Subscript)
-            and isinstance(node.ctx, gast.Store)
-            or (
-                isinstance(node, gast.Call)
-                and isinstance(node.func, gast.Attribute)
-                and node.func.attr in _MUTATORS
-            )
-        ):
+        if _updates_in_place(node, source, local):
             raise source.error(
                 "an in-place update inside a 'try' body is not supported: when the body "
                 "fails after it, the handler would see it half done; build a new value",
