@@ -1,6 +1,6 @@
 """srcad: automatic differentiation of NumPy functions by source transformation."""
 
-from srcad.adjoints.registry import adjoint, nondifferentiable, tangent
+from srcad.adjoints.registry import adjoint, linear, nondifferentiable, partials, tangent
 from srcad.api import (
     checkpoint,
     custom_jvp,
@@ -46,7 +46,9 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "elementwise",
+    "linear",
     "nondifferentiable",
+    "partials",
     "register_pytree_node",
     "stop_gradient",
     "tangent",

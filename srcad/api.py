@@ -15,6 +15,7 @@ from srcad import pytree
 from srcad.adjoints.registry import lookup, lookup_tangent
 from srcad.arraytypes import check_arrays
 from srcad.callables import Target, known_caller, new_caller, resolve, varargs_caller
+from srcad.compositions import Leaf, Origin, Table, function_of, table_of
 from srcad.errors import SourceUnavailableError, TransformError
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
@@ -171,6 +172,10 @@ def _called_function(inner: Any, count: int, keywords: dict | None = None) -> Ca
 
 def caller_wrt(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """``wrt`` as indices of the arguments the caller of ``func`` gives."""
+    table = table_of(func)
+    if table is not None:  # a function jacobian or hessian made
+        indices, single = table.indices(wrt)
+        return tuple(k - len(table.origin.prefix) for k in indices), single
     target = resolve(func)
     params = None if target.function is func else _visible_params(target)
     return _normalize_wrt(func, wrt, params)
@@ -837,8 +842,8 @@ def grad(
     """
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: Derivative(func, wrt, False, has_aux, holomorphic))  # type: ignore[no-any-return]
-    return Derivative(f, wrt, with_value=False, has_aux=has_aux, holomorphic=holomorphic)
+        return boundary(lambda func: _derivative(func, wrt, False, has_aux, holomorphic))  # type: ignore[no-any-return]
+    return _derivative(f, wrt, False, has_aux, holomorphic)
 
 
 @overload
@@ -876,8 +881,35 @@ def value_and_grad(
     (``((value, aux), gradient)`` with ``has_aux=True``)."""
     wrt = _argnums(wrt, argnums)
     if f is None:
-        return boundary(lambda func: Derivative(func, wrt, True, has_aux, holomorphic))  # type: ignore[no-any-return]
-    return Derivative(f, wrt, with_value=True, has_aux=has_aux, holomorphic=holomorphic)
+        return boundary(lambda func: _derivative(func, wrt, True, has_aux, holomorphic))  # type: ignore[no-any-return]
+    return _derivative(f, wrt, True, has_aux, holomorphic)
+
+
+def _derivative(
+    f: Callable, wrt: Wrt, with_value: bool, has_aux: bool, holomorphic: bool
+) -> Derivative:
+    """:class:`Derivative` of ``f``; of a function jacobian or hessian made, the function
+    evaluating its table (one level more), which is differentiated again the same way."""
+    table = table_of(f)
+    if table is None:
+        return Derivative(f, wrt, with_value, has_aux, holomorphic)
+    _refuse_options(table, "grad", has_aux=has_aux, holomorphic=holomorphic)
+    gradient = table.derivative(wrt, scalar=True)
+    if with_value:
+        both = Table(table.origin, (table.leaves, gradient.leaves))
+        return function_of(both, "value_and_grad")  # type: ignore[return-value]
+    return function_of(gradient, "grad")  # type: ignore[return-value]
+
+
+def _refuse_options(table: Table, what: str, **options: bool) -> None:
+    """Raise for an option the derivatives of a jacobian's or hessian's function lack."""
+    for name, value in options.items():
+        if value:
+            raise TypeError(
+                f"srcad.{what}({name}=True) of {table.origin.name}, a function made by "
+                f"srcad.jacobian or srcad.hessian, is not supported; differentiate it "
+                f"without {name}"
+            )
 
 
 def _argnums(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
@@ -912,6 +944,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     Cotangents of non-float arguments (integers, strings, ...) are ``None``. With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and vjp returns ``(out, pullback, aux)``.
     """
+    table = table_of(f)
+    if table is not None:  # a function jacobian or hessian made
+        _refuse_options(table, "vjp", has_aux=has_aux)
+        return table.vjp(primals)
     target = _target(f, len(primals))
     prefix, keywords = target.prefix, target.keywords
     inner = target.function
@@ -1020,6 +1056,10 @@ def jvp(
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and jvp returns ``(out, tangent, aux)``.
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    table = table_of(f)
+    if table is not None:  # a function jacobian or hessian made
+        _refuse_options(table, "jvp", has_aux=has_aux)
+        return table.jvp(primals, tangents)
     target = _target(f, len(primals))
     prefix, keywords = target.prefix, target.keywords
     if len(primals) != len(tangents):
@@ -1244,12 +1284,10 @@ def jacobian(
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-    inner = getattr(f, "srcad_jacobian_of", None)
-    if inner is not None:  # jacobian(jacobian(g)): forward over forward mode
-        return _jacobian_of_jacobian(*inner, _argnums(wrt, argnums))
-    inner = getattr(f, "srcad_hessian_of", None)
-    if inner is not None:  # jacobian(hessian(g)): the jacobian of g's gradient's jacobian
-        return _jacobian_of_jacobian(*inner, _argnums(wrt, argnums))
+    table = table_of(f)
+    if table is not None:  # of a jacobian's or hessian's function: forward mode, a level more
+        _refuse_options(table, "jacobian", holomorphic=holomorphic)
+        return function_of(table.derivative(_argnums(wrt, argnums), False), "jacobian")
     indices, single = caller_wrt(f, _argnums(wrt, argnums))
 
     @boundary
@@ -1275,9 +1313,27 @@ def jacobian(
         )
         return blocks[0] if single else tuple(blocks)
 
-    jacobian_of.srcad_jacobian_of = (f, indices, single)  # type: ignore[attr-defined]
+    # what differentiates it again: forward mode over f, along each argument in wrt
+    target = _target(f)
+    leaves = tuple(Leaf((k + len(target.prefix),)) for k in indices)
+    refused = _refused_again("jacobian") if holomorphic else None
+    origin = Origin(target.function, target.prefix, target.keywords, _name(f), refused)
+    jacobian_of.srcad_table = Table(origin, leaves[0] if single else leaves)  # type: ignore[attr-defined]
     jacobian_of.srcad_made_by = "jacobian"  # type: ignore[attr-defined]
     return jacobian_of  # type: ignore[return-value]
+
+
+def _name(f: Any) -> str:
+    """``f``'s name, for messages and for the names of its derivatives."""
+    name = str(getattr(f, "__name__", None) or type(f).__name__)
+    return name if name.isidentifier() else "f"
+
+
+def _refused_again(what: str) -> str:
+    return (
+        f"a function made by srcad.{what} with holomorphic=True cannot be differentiated "
+        f"again yet; differentiate with respect to real arguments"
+    )
 
 
 def _complex_jacobian_mode(
@@ -1299,48 +1355,6 @@ def _complex_jacobian_mode(
         )
     _check_output(out, False, "jacobian of complex arguments")
     return "rev"
-
-
-def _jacobian_of_jacobian(
-    f: Callable, indices: tuple[int, ...], single: bool, wrt: Wrt
-) -> Callable:
-    """``jacobian(jacobian(f, i), k)``: the derivative along each unit tangent of argument
-    ``k`` of ``f``'s forward-mode derivative along each unit tangent of argument ``i``,
-    shaped ``out.shape + arg_i.shape + arg_k.shape``."""
-    outer, outer_single = _normalize_wrt(f, wrt)
-    if not (single and outer_single):
-        raise TypeError(
-            "jacobian of a jacobian takes one argument each (wrt=k, not a tuple); "
-            "for a scalar function use srcad.hessian"
-        )
-    (i,), (k,) = indices, outer
-    if resolve(f).function is not f:
-        raise TypeError("jacobian of a jacobian needs a plain Python function")
-    function = _plain(f)
-
-    @boundary
-    def jacobian_of_jacobian(*args: Any) -> Any:
-        args = tuple(args)
-        check_arrays(args, _labels(_positional_params(function), len(args)))
-        for index in (i, k):
-            _check_array_argument(args[index], f"argument {index}", "jacobian")
-        forward = cached(function, (i,), False, "jvp").function
-        nothing = [None] * len(args)
-        entries = []
-        out = None
-        for e_i in _basis(args[i]):
-            for e_k in _basis(args[k]):
-                tangents = list(nothing)
-                tangents[k] = e_k
-                (out, _), (_, second) = jvp(forward, (*args, e_i), (*tangents, None))
-                entries.append(second)
-        inputs = _shape(args[i]) + _shape(args[k])
-        if not entries:
-            return np.zeros(_shape(f(*args)) + inputs)
-        return _stack(entries, _shape(out), inputs, columns=True)
-
-    jacobian_of_jacobian.srcad_made_by = "jacobian twice"  # type: ignore[attr-defined]
-    return jacobian_of_jacobian
 
 
 def _basis(x: Any) -> Any:
@@ -1444,6 +1458,11 @@ def hessian(
     ``H[i][j]`` of shape ``arg_i.shape + arg_j.shape``. Complex arguments need
     ``holomorphic=True`` (as JAX's); for a real function of complex arguments, take
     srcad.jvp of srcad.grad (or srcad.hvp)."""
+    table = table_of(f)
+    if table is not None:  # of a jacobian's or hessian's function: two levels more
+        _refuse_options(table, "hessian", holomorphic=holomorphic)
+        wrt = _argnums(wrt, argnums)
+        return function_of(table.derivative(wrt, True).derivative(wrt, False), "hessian")
     # a partial, method or callable object: the Hessian of the function behind it, with
     # what it binds passed along (its gradient, a Derivative, is differentiated again)
     target, indices, single = _resolve_wrt(f, _argnums(wrt, argnums))
@@ -1479,10 +1498,16 @@ def hessian(
         table = tuple(tuple(rows[j][i] for j in range(len(indices))) for i in range(len(indices)))
         return table[0][0] if single else table
 
-    if single and not target.prefix and not target.keywords:
-        # what jacobian(hessian(f)) differentiates: the gradient's jacobian (third order)
-        inner = grad(target.function, wrt=indices[0])  # (one gradient, not a 1-tuple)
-        hessian_of.srcad_hessian_of = (inner, indices, single)  # type: ignore[attr-defined]
+    # what differentiates it again: forward mode over the gradient's code, along each
+    # argument in wrt (H[i][j]: the j-th level of the i-th gradient)
+    unbound = grad(target.function, wrt=indices[0] if single else indices)
+    if single:
+        leaves: Any = Leaf(indices)
+    else:
+        leaves = tuple(tuple(Leaf((j,), (i,)) for j in indices) for i in range(len(indices)))
+    refused = _refused_again("hessian") if holomorphic else None
+    origin = Origin(unbound, target.prefix, target.keywords, _name(f), refused)
+    hessian_of.srcad_table = Table(origin, leaves)  # type: ignore[attr-defined]
     hessian_of.srcad_made_by = "hessian"  # type: ignore[attr-defined]
     return hessian_of  # type: ignore[return-value]
 
@@ -1496,11 +1521,18 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     if not wrt:
         raise ValueError("hvp needs at least one tangent that is not None")
+    table = table_of(f)
+    if table is not None:  # of a jacobian's or hessian's function: jvp of its gradient
+        _, product = table.derivative(wrt, True).jvp(primals, tangents)
+        result: list[Any] = [None] * len(primals)
+        for k, value in zip(wrt, product):
+            result[k] = value
+        return result[0] if len(primals) == 1 else tuple(result)
     target, indices, _ = _resolve_wrt(f, wrt)
     gradient = _bound_keywords(grad(target.function, wrt=indices), target.keywords)
     bound = (None,) * len(target.prefix)
     _, product = jvp(gradient, (*target.prefix, *primals), (*bound, *tangents))
-    result: list[Any] = [None] * len(primals)
+    result = [None] * len(primals)
     for k, value in zip(wrt, product):
         result[k] = value
     return result[0] if len(primals) == 1 else tuple(result)
@@ -1526,6 +1558,12 @@ def source(df: Any, wrt: Wrt = 0, mode: str = "rev", *, example_args: tuple | No
     text = getattr(df, "srcad_source", None)  # a vjp's pullback
     if text is not None:
         return text
+    made_by = getattr(df, "srcad_made_by", None)
+    if isinstance(made_by, str):
+        raise TypeError(
+            f"a function made by srcad.{made_by} runs generated code once per unit direction "
+            "and has no source of its own; pass the function it differentiates, with mode='fwd'"
+        )
     if not inspect.isfunction(df):
         raise TypeError(f"{df!r} is neither a derivative made by srcad nor a Python function")
     if mode not in ("rev", "fwd"):

@@ -37,16 +37,12 @@ def resolve(f: Any) -> Target:
     for _ in range(100):  # each step peels one layer; a cycle would be a bug of the object
         made_by = getattr(f, "srcad_made_by", None)
         if isinstance(made_by, str):
-            again = (
-                "cannot be differentiated again"
-                if " " in made_by
-                else "can be differentiated again only by srcad.jacobian (one wrt, no bound "
-                f"arguments): jacobian({made_by}(f))"
-            )
+            # (the API differentiates it by its table, given it or a partial of it)
             raise UnsupportedConstructError(
-                f"a function made by srcad.{made_by} {again}; for grad, jvp, vjp, hvp or "
-                "hessian of a derivative, pass srcad.grad(f) (or write "
-                "srcad.jvp(srcad.grad(f), ...) in a function) instead"
+                f"a function made by srcad.{made_by} is differentiated again only when "
+                "given itself (or a functools.partial of it) to srcad.grad, value_and_grad, "
+                "jvp, vjp, jacobian, hessian or hvp; wrapped in another object it "
+                "cannot be"
             )
         if isinstance(f, functools.partial):
             prefix = (*f.args, *prefix)

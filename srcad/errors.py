@@ -63,3 +63,7 @@ class ExportError(TransformError):
 class UnknownStructureError(UnsupportedConstructError):
     """A differentiated parameter used as a pytree (``params["W"]``) whose structure is not
     known: no arguments or example arguments say what it holds."""
+
+
+class InternalError(RuntimeError):
+    """A failure of srcad itself, not of the code it was given: please report it."""

@@ -46,6 +46,12 @@ def export_source(
     func: Callable, *, example_args: tuple | None = None, example_kwargs: dict | None = None
 ) -> str:
     """The text :func:`export` writes."""
+    made_by = getattr(func, "srcad_made_by", None)
+    if isinstance(made_by, str):
+        raise ExportError(
+            f"a function made by srcad.{made_by} cannot be exported yet; export a function "
+            "that calls srcad.jvp(srcad.grad(f), (x,), (v,)) or srcad.grad(f) instead"
+        )
     writer = ModuleWriter()
     writer.prepare_user_source = _refuse_derivative_calls
     call = None

@@ -256,9 +256,12 @@ def test_jacobian_of_jacobian_of_a_scalar_function_is_its_hessian():
     assert srcad.jacobian(srcad.jacobian(lambda t: t**3))(2.0) == pytest.approx(12.0)
 
 
-def test_jacobian_of_jacobian_takes_one_argument_each():
-    with pytest.raises(TypeError, match="one argument each"):
-        srcad.jacobian(srcad.jacobian(mixed, (0, 1)))
+def test_jacobian_of_jacobian_of_several_arguments():
+    inner = srcad.jacobian(mixed, (0, 1))
+    outer = srcad.jacobian(inner, (0, 1))(B, X)
+    assert outer[1][0].shape == (2, 3, 2, 3)
+    assert np.allclose(outer[1][0], _numeric(lambda W: inner(W, X)[1], B), atol=1e-7)
+    assert np.allclose(outer[1][1], _numeric(lambda x: inner(B, x)[1], X), atol=1e-7)
 
 
 # higher order of a function whose output is not a scalar ----------------------------------

@@ -13,7 +13,9 @@ from srcad.adjoints.registry import (
     adjoint,
     complex_safe_rules,
     d,
+    linear,
     nondifferentiable,
+    partials,
     tangent,
     xp,
 )
@@ -37,7 +39,7 @@ def real_attribute(y, x):
     d[x] = xp.real(d[y])
 
 
-@adjoint(np.imag, Attribute("imag"), shape_preserving=True)
+@linear(np.imag, Attribute("imag"), shape_preserving=True)
 def imag(y, val):
     d[val] = fit_to(-1j * xp.real(d[y]), val)
 
@@ -52,7 +54,7 @@ def angle(y, z, deg=False):
 # the helpers the rules of abs and fft call, for derivatives of derivatives
 
 
-@adjoint(fit_to, static=("like", "axes"))
+@linear(fit_to, static=("like", "axes"))
 def fit_to_adjoint(r, g, like, axes=()):
     d[g] = fit_to(d[r], g, axes)
 
@@ -60,6 +62,23 @@ def fit_to_adjoint(r, g, like, axes=()):
 @adjoint(abs_slope, static=("y",))
 def abs_slope_adjoint(s, x, y):
     d[x] = abs_slope_vjp(d[s], x, y)
+
+
+# abs_slope's own derivatives, linear in what they carry; their derivative in x is zero
+# for real x (sign is flat) and not written for complex x: these rules are not marked
+# complex-safe, so a complex x is refused at run time rather than given a zero
+
+
+@adjoint(abs_slope_jvp, static=("y",))
+def abs_slope_jvp_adjoint(r, t, x, y):
+    d[t] = abs_slope_vjp(d[r], x, y)
+    d[x] = xp.zeros_like(x)
+
+
+@adjoint(abs_slope_vjp, static=("y",))
+def abs_slope_vjp_adjoint(r, g, x, y):
+    d[g] = abs_slope_jvp(d[r], x, y)
+    d[x] = xp.zeros_like(x)
 
 
 nondifferentiable(hermitian_weights, angle_unit)
@@ -73,20 +92,10 @@ def real_attribute_tangent(y, x):
     d[y] = xp.real(d[x])
 
 
-@tangent(np.imag, Attribute("imag"))
-def imag_tangent(y, val):
-    d[y] = xp.imag(d[val])
-
-
 @tangent(np.angle, static=("deg",))
 def angle_tangent(y, z, deg=False):
     r2 = unit_if_zero(xp.real(z * xp.conj(z)))
     d[y] = xp.imag(xp.conj(z) * d[z]) * angle_unit(deg) / r2
-
-
-@tangent(fit_to, static=("like", "axes"))
-def fit_to_tangent(r, g, like, axes=()):
-    d[r] = fit_to(d[g], like, axes)
 
 
 @tangent(abs_slope, static=("y",))
@@ -94,57 +103,44 @@ def abs_slope_tangent(s, x, y):
     d[s] = abs_slope_jvp(d[x], x, y)
 
 
+@tangent(abs_slope_jvp, static=("y",))
+def abs_slope_jvp_tangent(r, t, x, y):
+    d[r] = abs_slope_jvp(d[t], x, y)
+    d[r] = xp.zeros_like(d[x])
+
+
+@tangent(abs_slope_vjp, static=("y",))
+def abs_slope_vjp_tangent(r, g, x, y):
+    d[r] = abs_slope_vjp(d[g], x, y)
+    d[r] = xp.zeros_like(d[x])
+
+
 # ---- the helpers of the refusal of complex values (registry.complex_safe) ----
 
 
-@adjoint(complex_checked, static=("label", "values"), complex_safe=True)
+@partials(complex_checked, static=("label", "values"), complex_safe=True)
 def complex_checked_adjoint(r, value, label, values):
-    d[value] = d[r]
+    return 1
 
 
-@adjoint(complex_checked_unless, static=("ok", "label", "values"), complex_safe=True)
+@partials(complex_checked_unless, static=("ok", "label", "values"), complex_safe=True)
 def complex_checked_unless_adjoint(r, value, ok, label, values):
-    d[value] = d[r]
+    return 1
 
 
-@adjoint(conj_if_complex, shape_preserving=True, complex_safe=True)
+@linear(conj_if_complex, shape_preserving=True, complex_safe=True)
 def conj_if_complex_adjoint(r, x):
     d[x] = conj_if_complex(d[r])
 
 
-@tangent(complex_checked, static=("label", "values"), complex_safe=True)
-def complex_checked_tangent(r, value, label, values):
-    d[r] = d[value]
-
-
-@tangent(complex_checked_unless, static=("ok", "label", "values"), complex_safe=True)
-def complex_checked_unless_tangent(r, value, ok, label, values):
-    d[r] = d[value]
-
-
-@tangent(conj_if_complex, complex_safe=True)
-def conj_if_complex_tangent(r, x):
-    d[r] = conj_if_complex(d[x])
-
-
-@adjoint(real_part, shape_preserving=True, complex_safe=True)
+@linear(real_part, shape_preserving=True, complex_safe=True)
 def real_part_adjoint(r, g):
     d[g] = real_part(d[r])
 
 
-@tangent(real_part, complex_safe=True)
-def real_part_tangent(r, g):
-    d[r] = real_part(d[g])
-
-
-@adjoint(real_like, static=("like",), shape_preserving=True, complex_safe=True)
+@linear(real_like, static=("like",), shape_preserving=True, complex_safe=True)
 def real_like_adjoint(r, g, like):
     d[g] = real_like(d[r], like)
-
-
-@tangent(real_like, static=("like",), complex_safe=True)
-def real_like_tangent(r, g, like):
-    d[r] = real_like(d[g], like)
 
 
 # ---- sign: z / |z| for complex z (0 at 0), flat for real x ----

@@ -12,7 +12,7 @@ of the cotangent, with the norm whose scale matches (``swapped_norm``)."""
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import adjoint, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime.complexes import fit_to, hermitian_weights
 from srcad.runtime.spectral import (
     real_length,
@@ -32,12 +32,12 @@ nondifferentiable(
 # ---- one axis ----
 
 
-@adjoint(np.fft.fft, static=("n", "axis", "norm"))
+@linear(np.fft.fft, static=("n", "axis", "norm"))
 def fft(y, a, n=None, axis=-1, norm=None):
     d[a] = fit_to(xp.fft.fft(d[y], axis=axis, norm=norm), a, axis)
 
 
-@adjoint(np.fft.ifft, static=("n", "axis", "norm"))
+@linear(np.fft.ifft, static=("n", "axis", "norm"))
 def ifft(y, a, n=None, axis=-1, norm=None):
     d[a] = fit_to(xp.fft.ifft(d[y], axis=axis, norm=norm), a, axis)
 
@@ -48,7 +48,7 @@ def rfft(y, a, n=None, axis=-1, norm=None):
     d[a] = fit_to(xp.real(full), a, axis)
 
 
-@adjoint(np.fft.irfft, static=("n", "axis", "norm"))
+@linear(np.fft.irfft, static=("n", "axis", "norm"))
 def irfft(y, a, n=None, axis=-1, norm=None):
     half = xp.conj(xp.fft.rfft(xp.real(d[y]), axis=axis, norm=swapped_norm(norm)))
     weights = hermitian_weights(real_length(a, n, axis), half.shape[axis], axis, half.ndim)
@@ -58,25 +58,25 @@ def irfft(y, a, n=None, axis=-1, norm=None):
 # ---- several axes ----
 
 
-@adjoint(np.fft.fftn, static=("s", "axes", "norm"))
+@linear(np.fft.fftn, static=("s", "axes", "norm"))
 def fftn(y, a, s=None, axes=None, norm=None):
     over = transform_axes(a, s, axes)
     d[a] = fit_to(xp.fft.fftn(d[y], axes=over, norm=norm), a, over)
 
 
-@adjoint(np.fft.fft2, static=("s", "axes", "norm"))
+@linear(np.fft.fft2, static=("s", "axes", "norm"))
 def fft2(y, a, s=None, axes=(-2, -1), norm=None):
     over = transform_axes(a, s, axes)
     d[a] = fit_to(xp.fft.fftn(d[y], axes=over, norm=norm), a, over)
 
 
-@adjoint(np.fft.ifftn, static=("s", "axes", "norm"))
+@linear(np.fft.ifftn, static=("s", "axes", "norm"))
 def ifftn(y, a, s=None, axes=None, norm=None):
     over = transform_axes(a, s, axes)
     d[a] = fit_to(xp.fft.ifftn(d[y], axes=over, norm=norm), a, over)
 
 
-@adjoint(np.fft.ifft2, static=("s", "axes", "norm"))
+@linear(np.fft.ifft2, static=("s", "axes", "norm"))
 def ifft2(y, a, s=None, axes=(-2, -1), norm=None):
     over = transform_axes(a, s, axes)
     d[a] = fit_to(xp.fft.ifftn(d[y], axes=over, norm=norm), a, over)
@@ -96,7 +96,7 @@ def rfft2(y, a, s=None, axes=(-2, -1), norm=None):
     d[a] = fit_to(xp.real(full), a, over)
 
 
-@adjoint(np.fft.irfftn, static=("s", "axes", "norm"))
+@linear(np.fft.irfftn, static=("s", "axes", "norm"))
 def irfftn(y, a, s=None, axes=None, norm=None):
     over = transform_axes(a, s, axes)
     half = xp.conj(xp.fft.rfftn(xp.real(d[y]), axes=over, norm=swapped_norm(norm)))
@@ -105,7 +105,7 @@ def irfftn(y, a, s=None, axes=None, norm=None):
     d[a] = fit_to(weights * half, a, over)
 
 
-@adjoint(np.fft.irfft2, static=("s", "axes", "norm"))
+@linear(np.fft.irfft2, static=("s", "axes", "norm"))
 def irfft2(y, a, s=None, axes=(-2, -1), norm=None):
     over = transform_axes(a, s, axes)
     half = xp.conj(xp.fft.rfftn(xp.real(d[y]), axes=over, norm=swapped_norm(norm)))
@@ -117,57 +117,23 @@ def irfft2(y, a, s=None, axes=(-2, -1), norm=None):
 # ---- shifts: each the other's inverse, and a permutation's transpose is its inverse ----
 
 
-@adjoint(np.fft.fftshift, static=("axes",), shape_preserving=True)
+@linear(np.fft.fftshift, static=("axes",), shape_preserving=True)
 def fftshift(y, x, axes=None):
     d[x] = xp.fft.ifftshift(d[y], axes=axes)
 
 
-@adjoint(np.fft.ifftshift, static=("axes",), shape_preserving=True)
+@linear(np.fft.ifftshift, static=("axes",), shape_preserving=True)
 def ifftshift(y, x, axes=None):
     d[x] = xp.fft.fftshift(d[y], axes=axes)
 
 
-# ---- tangents: every transform is linear (over the reals: irfft, rfft) ----
-
-
-@tangent(np.fft.fft, static=("n", "axis", "norm"))
-def fft_tangent(y, a, n=None, axis=-1, norm=None):
-    d[y] = xp.fft.fft(d[a], n=n, axis=axis, norm=norm)
-
-
-@tangent(np.fft.ifft, static=("n", "axis", "norm"))
-def ifft_tangent(y, a, n=None, axis=-1, norm=None):
-    d[y] = xp.fft.ifft(d[a], n=n, axis=axis, norm=norm)
+# ---- tangents of rfft and its forms, which read only the real part of a tangent (the
+# other transforms are linear: their tangent is the transform of the tangent) ----
 
 
 @tangent(np.fft.rfft, static=("n", "axis", "norm"))
 def rfft_tangent(y, a, n=None, axis=-1, norm=None):
     d[y] = xp.fft.rfft(xp.real(d[a]), n=n, axis=axis, norm=norm)
-
-
-@tangent(np.fft.irfft, static=("n", "axis", "norm"))
-def irfft_tangent(y, a, n=None, axis=-1, norm=None):
-    d[y] = xp.fft.irfft(d[a], n=n, axis=axis, norm=norm)
-
-
-@tangent(np.fft.fftn, static=("s", "axes", "norm"))
-def fftn_tangent(y, a, s=None, axes=None, norm=None):
-    d[y] = xp.fft.fftn(d[a], s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.fft2, static=("s", "axes", "norm"))
-def fft2_tangent(y, a, s=None, axes=(-2, -1), norm=None):
-    d[y] = xp.fft.fft2(d[a], s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.ifftn, static=("s", "axes", "norm"))
-def ifftn_tangent(y, a, s=None, axes=None, norm=None):
-    d[y] = xp.fft.ifftn(d[a], s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.ifft2, static=("s", "axes", "norm"))
-def ifft2_tangent(y, a, s=None, axes=(-2, -1), norm=None):
-    d[y] = xp.fft.ifft2(d[a], s=s, axes=axes, norm=norm)
 
 
 @tangent(np.fft.rfftn, static=("s", "axes", "norm"))
@@ -178,23 +144,3 @@ def rfftn_tangent(y, a, s=None, axes=None, norm=None):
 @tangent(np.fft.rfft2, static=("s", "axes", "norm"))
 def rfft2_tangent(y, a, s=None, axes=(-2, -1), norm=None):
     d[y] = xp.fft.rfft2(xp.real(d[a]), s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.irfftn, static=("s", "axes", "norm"))
-def irfftn_tangent(y, a, s=None, axes=None, norm=None):
-    d[y] = xp.fft.irfftn(d[a], s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.irfft2, static=("s", "axes", "norm"))
-def irfft2_tangent(y, a, s=None, axes=(-2, -1), norm=None):
-    d[y] = xp.fft.irfft2(d[a], s=s, axes=axes, norm=norm)
-
-
-@tangent(np.fft.fftshift, static=("axes",))
-def fftshift_tangent(y, x, axes=None):
-    d[y] = xp.fft.fftshift(d[x], axes=axes)
-
-
-@tangent(np.fft.ifftshift, static=("axes",))
-def ifftshift_tangent(y, x, axes=None):
-    d[y] = xp.fft.ifftshift(d[x], axes=axes)

@@ -53,8 +53,15 @@ from srcad.runtime.inplace import saved, surviving, zeroed
 from srcad.runtime.lists import (
     add_gradients,
     drop_gradient,
+    dropped_gradient,
     element_gradient,
+    gradient_list,
+    list_gradient,
+    regrown_gradient,
+    relisted_gradient,
+    residual,
     scatter_element,
+    static_list,
     unjoined,
     unsum,
 )
@@ -630,10 +637,12 @@ def scattered_gradient_tangent(y, items, index, g):
     d[y] = scattered_gradient(items, index, d[g])
 
 
+# (a list gradient handed on is made one that adds element by element: the reverse pass
+# adds a second contribution with ``+``, which would join two plain lists)
 @adjoint(add_gradients)
 def add_gradients_adjoint(y, a, b):
-    d[a] = d[y]
-    d[b] = d[y]
+    d[a] = gradient_list(d[y])
+    d[b] = gradient_list(d[y])
 
 
 @tangent(add_gradients)
@@ -662,13 +671,82 @@ def resum_tangent(y, gs, g):
 
 
 # drop_gradient takes the last element off the list it is given; the tangent list is
-# dropped alongside. It has no adjoint: reverse mode would need the element dropped, which
-# the list no longer holds.
+# dropped alongside. Code differentiated again calls dropped_gradient instead, which leaves
+# the list as it was (the reverse pass reads it again); its adjoint gives the element
+# dropped no gradient.
 
 
 @tangent(drop_gradient)
 def drop_gradient_tangent(y, grads):
     d[y] = drop_gradient(d[grads])
+
+
+@adjoint(dropped_gradient)
+def dropped_gradient_adjoint(y, grads):
+    d[grads] = regrown_gradient(d[y])
+
+
+@tangent(dropped_gradient)
+def dropped_gradient_tangent(y, grads):
+    d[y] = dropped_gradient(d[grads])
+
+
+@adjoint(regrown_gradient)
+def regrown_gradient_adjoint(y, g):
+    d[g] = dropped_gradient(d[y])
+
+
+@tangent(regrown_gradient)
+def regrown_gradient_tangent(y, g):
+    d[y] = regrown_gradient(d[g])
+
+
+@adjoint(gradient_list)
+def gradient_list_adjoint(y, g):
+    d[g] = gradient_list(d[y])
+
+
+@tangent(gradient_list)
+def gradient_list_tangent(y, g):
+    d[y] = gradient_list(d[g])
+
+
+# the gradient of tuple(items) (an array stacked along its first axis, or a list) as the
+# list of the elements' gradients, and back
+
+
+@adjoint(list_gradient, static=("items",))
+def list_gradient_adjoint(y, g, items):
+    d[g] = relisted_gradient(d[y], g)
+
+
+@tangent(list_gradient, static=("items",))
+def list_gradient_tangent(y, g, items):
+    d[y] = list_gradient(d[g], items)
+
+
+@adjoint(relisted_gradient, static=("g",))
+def relisted_gradient_adjoint(y, gs, g):
+    d[gs] = gradient_list(list_gradient(d[y], gs))
+
+
+@tangent(relisted_gradient, static=("g",))
+def relisted_gradient_tangent(y, gs, g):
+    d[y] = relisted_gradient(d[gs], g)
+
+
+@adjoint(residual, static=("index",))
+def residual_adjoint(y, residuals, index):
+    d[residuals] = scattered_gradient(residuals, index, d[y])
+
+
+@tangent(residual, static=("index",))
+def residual_tangent(y, residuals, index):
+    d[y] = element_gradient(d[residuals], index, y)
+
+
+# a list read by a helper for its length and shapes only (normalize/lists.py)
+nondifferentiable(static_list)
 
 
 @adjoint(accumulate.cast_gradient, static=("like", "other"))

@@ -4,7 +4,7 @@ diagonal)."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import (
     grad_dot_lhs,
     grad_dot_rhs,
@@ -198,18 +198,18 @@ def matrix_norm(y, x, keepdims=False, ord="fro"):
     )
 
 
-@adjoint(np.trace, Method("trace"))
+@linear(np.trace, Method("trace"))
 def trace(y, x, offset=0, axis1=0, axis2=1):
     ones = xp.ones_like(xp.diagonal(x, offset, axis1, axis2))
     d[x] = undiagonal(xp.expand_dims(d[y], -1) * ones, x, offset, axis1, axis2)
 
 
-@adjoint(np.diagonal, Method("diagonal"))
+@linear(np.diagonal, Method("diagonal"))
 def diagonal(y, a, offset=0, axis1=0, axis2=1):
     d[a] = undiagonal(d[y], a, offset, axis1, axis2)
 
 
-@adjoint(undiagonal, static=("x",))
+@linear(undiagonal, static=("x",))
 def undiagonal_adjoint(r, g, x, offset=0, axis1=0, axis2=1):
     d[g] = xp.diagonal(d[r], offset, axis1, axis2)
 
@@ -386,21 +386,6 @@ def matrix_norm_tangent(y, x, keepdims=False, ord="fro"):
     )
 
 
-@tangent(np.trace, Method("trace"))
-def trace_tangent(y, x, offset=0, axis1=0, axis2=1):
-    d[y] = xp.trace(d[x], offset, axis1, axis2)
-
-
-@tangent(np.diagonal, Method("diagonal"))
-def diagonal_tangent(y, a, offset=0, axis1=0, axis2=1):
-    d[y] = xp.diagonal(d[a], offset, axis1, axis2)
-
-
-@tangent(undiagonal, static=("x",))
-def undiagonal_tangent(r, g, x, offset=0, axis1=0, axis2=1):
-    d[r] = undiagonal(d[g], x, offset, axis1, axis2)
-
-
 @tangent(np.linalg.cholesky)
 def cholesky_tangent(y, a):
     # dL = L phi(L^-1 dA L^-T), dA symmetric from the lower triangle NumPy reads
@@ -427,35 +412,20 @@ def pinv_tangent(y, a, rcond=None, *, rtol=None):
 nondifferentiable(chain_subscripts)
 
 
-@adjoint(upper_block)
+@linear(upper_block)
 def upper_block_adjoint(m, a, e):
     d[a] = diagonal_blocks(d[m])
     d[e] = unbroadcast(upper_right(d[m]), e)
 
 
-@tangent(upper_block)
-def upper_block_tangent(m, a, e):
-    d[m] = upper_block(d[a], d[e])
-
-
-@adjoint(upper_right)
+@linear(upper_right)
 def upper_right_adjoint(r, m):
     d[m] = upper_block(0.0 * d[r], d[r])
 
 
-@tangent(upper_right)
-def upper_right_tangent(r, m):
-    d[r] = upper_right(d[m])
-
-
-@adjoint(diagonal_blocks)
+@linear(diagonal_blocks)
 def diagonal_blocks_adjoint(r, m):
     d[m] = upper_block(d[r], 0.0 * d[r])
-
-
-@tangent(diagonal_blocks)
-def diagonal_blocks_tangent(r, m):
-    d[r] = diagonal_blocks(d[m])
 
 
 # ---- norms other than the 2-norm: the slope's derivative is each slice's Hessian

@@ -4,7 +4,7 @@ their derivative code calls (for derivatives of derivatives)."""
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import adjoint, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import real_like, undiff
 from srcad.runtime.complexes import conj_if_complex
 from srcad.runtime.numeric import (
@@ -204,24 +204,14 @@ def corrcoef_tangent(r, x, y=None, rowvar=True):
 _INTERP = ("x", "xp", "left", "right", "period")
 
 
-@adjoint(interp_slope, static=_INTERP)
+@linear(interp_slope, static=_INTERP)
 def interp_slope_adjoint(s, x, xp, fp, left=None, right=None, period=None):
     d[fp] = interp_slope_grad(d[s], x, xp, fp, left, right, period)
 
 
-@tangent(interp_slope, static=_INTERP)
-def interp_slope_tangent(s, x, xp, fp, left=None, right=None, period=None):
-    d[s] = interp_slope(x, xp, d[fp], left, right, period)
-
-
-@adjoint(interp_slope_grad, static=(*_INTERP, "fp"))
+@linear(interp_slope_grad, static=(*_INTERP, "fp"))
 def interp_slope_grad_adjoint(r, g, x, xp, fp, left=None, right=None, period=None):
     d[g] = interp_slope(x, xp, d[r], left, right, period)
-
-
-@tangent(interp_slope_grad, static=(*_INTERP, "fp"))
-def interp_slope_grad_tangent(r, g, x, xp, fp, left=None, right=None, period=None):
-    d[r] = interp_slope_grad(d[g], x, xp, fp, left, right, period)
 
 
 # the weights move with x (the indices and slopes do not): by x, interp_fp_jvp changes at
@@ -266,64 +256,34 @@ def sample_points_tangent(p, x, dx, y, axis=-1):
     d[p] = sample_points_piece(d[dx], x, y, axis, 1)
 
 
-@adjoint(sample_points_piece, static=("x", "y"))
+@linear(sample_points_piece, static=("x", "y"))
 def sample_points_piece_adjoint(r, t, x, y, axis=-1, which=0):
     d[t] = sample_points_grad(d[r], x, y, axis, which)
 
 
-@tangent(sample_points_piece, static=("x", "y"))
-def sample_points_piece_tangent(r, t, x, y, axis=-1, which=0):
-    d[r] = sample_points_piece(d[t], x, y, axis, which)
-
-
-@adjoint(sample_points_grad, static=("x", "y"))
+@linear(sample_points_grad, static=("x", "y"))
 def sample_points_grad_adjoint(r, g, x, y, axis=-1, which=0):
     d[g] = sample_points_piece(d[r], x, y, axis, which)
 
 
-@tangent(sample_points_grad, static=("x", "y"))
-def sample_points_grad_tangent(r, g, x, y, axis=-1, which=0):
-    d[r] = sample_points_grad(d[g], x, y, axis, which)
-
-
-@adjoint(pair_sum)
+@linear(pair_sum)
 def pair_sum_adjoint(r, v, axis=-1):
     d[v] = unpair_sum(d[r], axis)
 
 
-@tangent(pair_sum)
-def pair_sum_tangent(r, v, axis=-1):
-    d[r] = pair_sum(d[v], axis)
-
-
-@adjoint(unpair_sum)
+@linear(unpair_sum)
 def unpair_sum_adjoint(r, s, axis=-1):
     d[s] = pair_sum(d[r], axis)
 
 
-@tangent(unpair_sum)
-def unpair_sum_tangent(r, s, axis=-1):
-    d[r] = unpair_sum(d[s], axis)
-
-
-@adjoint(gradient_along, static=("spacing",))
+@linear(gradient_along, static=("spacing",))
 def gradient_along_adjoint(r, t, spacing=(), axis=None, edge_order=1):
     d[t] = gradient_transposed(d[r], spacing, axis, edge_order)
 
 
-@tangent(gradient_along, static=("spacing",))
-def gradient_along_tangent(r, t, spacing=(), axis=None, edge_order=1):
-    d[r] = gradient_along(d[t], spacing, axis, edge_order)
-
-
-@adjoint(gradient_transposed, static=("spacing",))
+@linear(gradient_transposed, static=("spacing",))
 def gradient_transposed_adjoint(r, g, spacing=(), axis=None, edge_order=1):
     d[g] = gradient_along(d[r], spacing, axis, edge_order)
-
-
-@tangent(gradient_transposed, static=("spacing",))
-def gradient_transposed_tangent(r, g, spacing=(), axis=None, edge_order=1):
-    d[r] = gradient_transposed(d[g], spacing, axis, edge_order)
 
 
 @adjoint(cov_rows)
@@ -338,31 +298,16 @@ def cov_rows_tangent(r, m, y=None, rowvar=True):
     d[r] = cov_rows_piece(d[y], m, y, rowvar, 1)
 
 
-@adjoint(cov_rows_part, static=("m", "y"))
+@linear(cov_rows_part, static=("m", "y"))
 def cov_rows_part_adjoint(r, g, m, y=None, rowvar=True, which=0):
     d[g] = cov_rows_piece(d[r], m, y, rowvar, which)
 
 
-@tangent(cov_rows_part, static=("m", "y"))
-def cov_rows_part_tangent(r, g, m, y=None, rowvar=True, which=0):
-    d[r] = cov_rows_part(d[g], m, y, rowvar, which)
-
-
-@adjoint(cov_rows_piece, static=("m", "y"))
+@linear(cov_rows_piece, static=("m", "y"))
 def cov_rows_piece_adjoint(r, t, m, y=None, rowvar=True, which=0):
     d[t] = cov_rows_part(d[r], m, y, rowvar, which)
 
 
-@tangent(cov_rows_piece, static=("m", "y"))
-def cov_rows_piece_tangent(r, t, m, y=None, rowvar=True, which=0):
-    d[r] = cov_rows_piece(d[t], m, y, rowvar, which)
-
-
-@adjoint(symmetric)
+@linear(symmetric)
 def symmetric_adjoint(r, a):
     d[a] = symmetric(d[r])
-
-
-@tangent(symmetric)
-def symmetric_tangent(r, a):
-    d[r] = symmetric(d[a])

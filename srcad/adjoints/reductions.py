@@ -4,7 +4,7 @@ the cumulative cumsum, cumulative_sum and cumprod."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import Method, adjoint, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import (
     count,
     extremum_share,
@@ -20,12 +20,12 @@ from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
 
-@adjoint(np.sum, Method("sum"))
+@linear(np.sum, Method("sum"))
 def sum(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.mean, Method("mean"))
+@linear(np.mean, Method("mean"))
 def mean(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y] / count(x, axis), x, axis=axis, keepdims=keepdims)
 
@@ -134,7 +134,7 @@ def average(y, a, axis=None, weights=None, *, keepdims=False):
     d[weights] = gather_weights(g * (a - keep_reduced(y, a, axis, keepdims)), weights, a, axis)
 
 
-@adjoint(np.cumsum, Method("cumsum"))
+@linear(np.cumsum, Method("cumsum"))
 def cumsum(y, x, axis=None):
     d[x] = uncumsum(d[y], x, axis)
 
@@ -142,7 +142,7 @@ def cumsum(y, x, axis=None):
 nondifferentiable(initial_parts)
 
 
-@adjoint(np.cumulative_sum)
+@linear(np.cumulative_sum)
 def cumulative_sum(y, x, *, axis=None, include_initial=False):
     # the leading zero include_initial adds gets no gradient
     d[x] = uncumsum(piece_of(d[y], initial_parts(x, axis, include_initial), 1, axis), x, axis)
@@ -173,16 +173,6 @@ def cumprod(y, x, axis=None):
 # ---- tangents ----
 
 
-@tangent(np.sum, Method("sum"))
-def sum_tangent(y, x, axis=None, keepdims=False):
-    d[y] = xp.sum(d[x], axis=axis, keepdims=keepdims)
-
-
-@tangent(np.mean, Method("mean"))
-def mean_tangent(y, x, axis=None, keepdims=False):
-    d[y] = xp.mean(d[x], axis=axis, keepdims=keepdims)
-
-
 @tangent(np.prod, Method("prod"))
 def prod_tangent(y, x, axis=None, keepdims=False):
     d[y] = xp.sum(d[x] * prod_others(x, axis), axis=axis, keepdims=keepdims)
@@ -206,16 +196,6 @@ def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     spread = (count(x, axis) - ddof) * unit_if_zero(y)
     d[y] = xp.real(xp.sum(d[x] * conj_if_complex(centred), axis=axis, keepdims=keepdims)) / spread
-
-
-@tangent(np.cumsum, Method("cumsum"))
-def cumsum_tangent(y, x, axis=None):
-    d[y] = xp.cumsum(d[x], axis=axis)
-
-
-@tangent(np.cumulative_sum)
-def cumulative_sum_tangent(y, x, *, axis=None, include_initial=False):
-    d[y] = xp.cumulative_sum(d[x], axis=axis, include_initial=include_initial)
 
 
 @tangent(np.cumprod, Method("cumprod"))
@@ -315,41 +295,21 @@ def average_tangent(y, a, axis=None, weights=None, *, keepdims=False):
 # the quantile's weights are piecewise constant in x (no derivative through them) ----
 
 
-@adjoint(quantile_grad, static=("x",))
+@linear(quantile_grad, static=("x",))
 def quantile_grad_adjoint(r, g, x, q, axis=None, keepdims=False, method="linear", percent=False):
     d[g] = quantile_jvp(d[r], x, q, axis, keepdims, method, percent)
 
 
-@tangent(quantile_grad, static=("x",))
-def quantile_grad_tangent(r, g, x, q, axis=None, keepdims=False, method="linear", percent=False):
-    d[r] = quantile_grad(d[g], x, q, axis, keepdims, method, percent)
-
-
-@adjoint(quantile_jvp, static=("x",))
+@linear(quantile_jvp, static=("x",))
 def quantile_jvp_adjoint(r, t, x, q, axis=None, keepdims=False, method="linear", percent=False):
     d[t] = quantile_grad(d[r], x, q, axis, keepdims, method, percent)
 
 
-@tangent(quantile_jvp, static=("x",))
-def quantile_jvp_tangent(r, t, x, q, axis=None, keepdims=False, method="linear", percent=False):
-    d[r] = quantile_jvp(d[t], x, q, axis, keepdims, method, percent)
-
-
-@adjoint(spread_weights, static=("a",))
+@linear(spread_weights, static=("a",))
 def spread_weights_adjoint(r, weights, a, axis=None):
     d[weights] = gather_weights(d[r], weights, a, axis)
 
 
-@tangent(spread_weights, static=("a",))
-def spread_weights_tangent(r, weights, a, axis=None):
-    d[r] = spread_weights(d[weights], a, axis)
-
-
-@adjoint(gather_weights, static=("weights", "a"))
+@linear(gather_weights, static=("weights", "a"))
 def gather_weights_adjoint(r, g, weights, a, axis=None):
     d[g] = spread_weights(d[r], a, axis)
-
-
-@tangent(gather_weights, static=("weights", "a"))
-def gather_weights_tangent(r, g, weights, a, axis=None):
-    d[r] = gather_weights(d[g], weights, a, axis)

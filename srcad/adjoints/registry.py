@@ -9,6 +9,10 @@ reads the incoming gradient. In a tangent template ``d[x]`` is the tangent of op
 and each ``d[y] = ...`` store (``y`` the result) is one contribution; contributions add up.
 A contribution is dropped when every operand tangent it reads is zero (the operand does not
 vary); where it also reads other tangents, those are materialized as zeros.
+
+Most ops need only one declaration for both templates: :func:`partials` (an elementwise op:
+its partial derivatives) and :func:`linear` (an op linear in what it differentiates: its
+transpose) write them out as one would by hand.
 """
 
 from __future__ import annotations
@@ -16,12 +20,16 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gast
+import numpy as np
+
+from srcad.adjoints import synthesis
+from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.tangents import broadcast_like
 
 T = TypeVar("T", bound=Callable[..., Any])  # a rule template, returned unchanged
 
@@ -92,6 +100,9 @@ _NONDIFF: set[Any] = set()
 _COMPLEX_SAFE: set[Any] = set()
 #: module name -> the names of its rules right for complex values ("*": all of them)
 _COMPLEX_SAFE_RULES: dict[str, set[str]] = {}
+#: op name -> the CUDA C function computing it (an op's, not its rule's: a user's rule
+#: replacing srcad's leaves it)
+_CUDA: dict[str, str] = {}
 
 
 def _key(op: Any) -> Any:
@@ -118,27 +129,43 @@ def _residuals(body: list[gast.stmt], params: set[str]) -> frozenset[str]:
 
 
 def _parse(
-    template: Callable, shape_preserving: bool, static: tuple[str, ...], outputs: int | str = 1
+    template: Callable,
+    shape_preserving: bool,
+    static: tuple[str, ...],
+    outputs: int | str = 1,
+    body: list[gast.stmt] | None = None,
+    name: str | None = None,
+    names: dict[str, Any] | None = None,
 ) -> Rule:
-    src = textwrap.dedent(inspect.getsource(template))
-    fdef = gast.parse(src).body[0]
+    """The rule of ``template``, or of ``body`` written for its parameters (with ``names``
+    added to its globals) under ``name``."""
+    body = synthesis.source(template).body if body is None else body
     sig = inspect.signature(template)
-    names = list(sig.parameters)
+    params = list(sig.parameters)
     count = 1 if outputs == "*" else int(outputs)
     return Rule(
         key=None,
-        name=template.__name__,
-        body=fdef.body,
+        name=name or template.__name__,
+        body=body,
         signature=sig.replace(parameters=list(sig.parameters.values())[count:]),
-        result=names[0],
-        operands=tuple(names[count:]),
-        globals=template.__globals__,
-        residuals=_residuals(fdef.body, set(names)),
+        result=params[0],
+        operands=tuple(params[count:]),
+        globals=_Globals(names, template.__globals__) if names else template.__globals__,
+        residuals=_residuals(body, set(params)),
         shape_preserving=shape_preserving,
         static=frozenset(static),
-        results=tuple(names[:count]) if outputs != 1 else (),
+        results=tuple(params[:count]) if outputs != 1 else (),
         variadic=outputs == "*",
     )
+
+
+def _register(table: dict[Any, Rule], rule: Rule, ops: tuple[Any, ...], safe: bool) -> None:
+    """``rule`` for each of ``ops``, refusing complex values unless it is known right for
+    them (``safe``: the declaration's ``complex_safe``)."""
+    if not (safe or _known_complex_safe(rule, ops)):
+        _refusing_complex(rule, _label(ops[0]))
+    for op in ops:
+        table[_key(op)] = rule
 
 
 def adjoint(
@@ -158,10 +185,7 @@ def adjoint(
     def register(template: T) -> T:
         _before_user_rule(template)
         rule = _parse(template, shape_preserving, static, outputs)
-        if not (complex_safe or _known_complex_safe(rule, ops)):
-            _refusing_complex(rule, _label(ops[0]))
-        for op in ops:
-            _RULES[_key(op)] = rule
+        _register(_RULES, rule, ops, complex_safe)
         return template
 
     return register
@@ -177,14 +201,79 @@ def tangent(
 
     def register(template: T) -> T:
         _before_user_rule(template)
-        rule = _parse(template, False, static, outputs)
-        if not (complex_safe or _known_complex_safe(rule, ops)):
-            _refusing_complex(rule, _label(ops[0]))
-        for op in ops:
-            _TANGENTS[_key(op)] = rule
+        _register(_TANGENTS, _parse(template, False, static, outputs), ops, complex_safe)
         return template
 
     return register
+
+
+def partials(
+    *ops: Any,
+    shape_preserving: bool = False,
+    static: tuple[str, ...] = (),
+    complex_safe: bool = False,
+    cuda: str | None = None,
+) -> Callable[[T], T]:
+    """Register the adjoint and the tangent of each of ``ops`` from its partial derivatives.
+
+    The decorated function takes the result and the operands as a template does, may assign
+    temporaries, and returns the partial derivative of the result by each operand not in
+    ``static`` (a tuple of them for several), an expression reading the result and the
+    operands. The adjoint is ``d[x] = d[y] * partial`` (``unbroadcast`` to ``x`` for a ufunc
+    of several operands), the tangent ``d[y] = d[x] * partial``, each written as by hand
+    (``d[y] / q`` for the partial ``1 / q``). ``cuda`` names the CUDA C function computing
+    the op (srcad.elementwise's kernels); the other options are :func:`adjoint`'s."""
+
+    def register(template: T) -> T:
+        _before_user_rule(template)
+        broadcasts = any(isinstance(op, np.ufunc) and op.nin > 1 for op in ops)
+        adjoint_body, tangent_body = synthesis.from_partials(template, static, broadcasts)
+        helpers = {"unbroadcast": unbroadcast, "broadcast_like": broadcast_like}
+        rule = _parse(template, shape_preserving, static, body=adjoint_body, names=helpers)
+        _register(_RULES, rule, ops, complex_safe)
+        name = _tangent_name(template)
+        tangent_rule = _parse(template, False, static, body=tangent_body, name=name, names=helpers)
+        _register(_TANGENTS, tangent_rule, ops, complex_safe)
+        for op in ops:
+            if cuda is not None and isinstance(getattr(op, "__name__", None), str):
+                _CUDA[op.__name__] = cuda
+        return template
+
+    return register
+
+
+def linear(
+    *ops: Any,
+    shape_preserving: bool = False,
+    static: tuple[str, ...] = (),
+    complex_safe: bool = False,
+) -> Callable[[T], T]:
+    """Register the decorated template as the adjoint of each of ``ops``, linear in the
+    operands it gives gradients to (together): the template is the op's transpose. The
+    tangent is the first of ``ops`` that is a function applied to those operands' tangents
+    and the other operands (``xp.flip(d[x], axis=axis)``: one with a default by keyword, so
+    left out where the call leaves it out). Options as :func:`adjoint`'s."""
+
+    def register(template: T) -> T:
+        _before_user_rule(template)
+        op = next((o for o in ops if callable(o) and hasattr(o, "__name__")), None)
+        if op is None:
+            raise TypeError(f"linear({_label(ops[0])}): one of the ops must be a function")
+        rule = _parse(template, shape_preserving, static)
+        body, names = synthesis.applied(op, _label(op), template, synthesis.stored(rule.body))
+        name = _tangent_name(template)
+        tangent_rule = _parse(template, False, static, body=body, name=name, names=names)
+        _register(_RULES, rule, ops, complex_safe)
+        _register(_TANGENTS, tangent_rule, ops, complex_safe)
+        return template
+
+    return register
+
+
+def _tangent_name(template: Callable) -> str:
+    """``sin`` -> ``sin_tangent``; ``fit_to_adjoint`` (named apart from the helper fit_to
+    its body calls) -> ``fit_to_tangent``."""
+    return template.__name__.removesuffix("_adjoint") + "_tangent"
 
 
 def complex_safe(*ops: Any) -> None:
@@ -370,6 +459,12 @@ def registered_tangents() -> dict[Any, Rule]:
     """Every registered tangent rule by key (SciPy's included, where it is installed)."""
     _load_lazy(every=True)
     return dict(_TANGENTS)
+
+
+def cuda_functions() -> dict[str, str]:
+    """The CUDA C function of each op declared with one (``partials(..., cuda=...)``), by
+    the op's name."""
+    return dict(_CUDA)
 
 
 def nondifferentiable_ops() -> set[Any]:

@@ -7,7 +7,7 @@ import math
 
 from scipy import special
 
-from srcad.adjoints.registry import adjoint, d, tangent, xp
+from srcad.adjoints.registry import adjoint, d, partials, tangent, xp
 from srcad.runtime.accumulate import keep_reduced, unbroadcast, unreduce, weighted
 from srcad.runtime.tangents import broadcast_like
 
@@ -16,61 +16,61 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 # ---- logistic ----
 
 
-@adjoint(special.expit, shape_preserving=True)
+@partials(special.expit, shape_preserving=True)
 def expit(y, x):
-    d[x] = d[y] * y * (1 - y)
+    return y * (1 - y)
 
 
-@adjoint(special.logit, shape_preserving=True)
+@partials(special.logit, shape_preserving=True)
 def logit(y, x):
-    d[x] = d[y] / (x * (1 - x))
+    return 1 / (x * (1 - x))
 
 
 # ---- error function and normal distribution ----
 
 
-@adjoint(special.erf, shape_preserving=True)
+@partials(special.erf, shape_preserving=True)
 def erf(y, x):
-    d[x] = d[y] * (2 / math.sqrt(math.pi)) * xp.exp(-x * x)
+    return (2 / math.sqrt(math.pi)) * xp.exp(-x * x)
 
 
-@adjoint(special.erfc, shape_preserving=True)
+@partials(special.erfc, shape_preserving=True)
 def erfc(y, x):
-    d[x] = d[y] * (-2 / math.sqrt(math.pi)) * xp.exp(-x * x)
+    return (-2 / math.sqrt(math.pi)) * xp.exp(-x * x)
 
 
-@adjoint(special.erfinv, shape_preserving=True)
+@partials(special.erfinv, shape_preserving=True)
 def erfinv(y, x):
-    d[x] = d[y] * (math.sqrt(math.pi) / 2) * xp.exp(y * y)
+    return (math.sqrt(math.pi) / 2) * xp.exp(y * y)
 
 
-@adjoint(special.ndtr, shape_preserving=True)
+@partials(special.ndtr, shape_preserving=True)
 def ndtr(y, x):
-    d[x] = d[y] * xp.exp(-0.5 * x * x) / _SQRT_2PI
+    return xp.exp(-0.5 * x * x) / _SQRT_2PI
 
 
-@adjoint(special.log_ndtr, shape_preserving=True)
+@partials(special.log_ndtr, shape_preserving=True)
 def log_ndtr(y, x):
     # the density over ndtr(x), without forming ndtr(x), which underflows for x << 0
-    d[x] = d[y] * xp.exp(-0.5 * x * x - y) / _SQRT_2PI
+    return xp.exp(-0.5 * x * x - y) / _SQRT_2PI
 
 
 # ---- gamma family ----
 
 
-@adjoint(special.gamma, shape_preserving=True)
+@partials(special.gamma, shape_preserving=True)
 def gamma(y, x):
-    d[x] = d[y] * y * special.digamma(x)
+    return y * special.digamma(x)
 
 
-@adjoint(special.gammaln, shape_preserving=True)
+@partials(special.gammaln, shape_preserving=True)
 def gammaln(y, x):
-    d[x] = d[y] * special.digamma(x)
+    return special.digamma(x)
 
 
-@adjoint(special.digamma, special.psi, shape_preserving=True)
+@partials(special.digamma, special.psi, shape_preserving=True)
 def digamma(y, x):
-    d[x] = d[y] * special.polygamma(1, x)
+    return special.polygamma(1, x)
 
 
 @adjoint(special.polygamma, static=("n",))
@@ -78,25 +78,22 @@ def polygamma(y, n, x):
     d[x] = unbroadcast(d[y] * special.polygamma(n + 1, x), x)
 
 
-@adjoint(special.betaln)
+@partials(special.betaln)
 def betaln(y, a, b):
-    d[a] = unbroadcast(d[y] * (special.digamma(a) - special.digamma(a + b)), a)
-    d[b] = unbroadcast(d[y] * (special.digamma(b) - special.digamma(a + b)), b)
+    return special.digamma(a) - special.digamma(a + b), special.digamma(b) - special.digamma(a + b)
 
 
 # ---- x log y: 0 at x == 0 whatever y, and so is the derivative in y there ----
 
 
-@adjoint(special.xlogy)
+@partials(special.xlogy)
 def xlogy(z, x, y):
-    d[x] = unbroadcast(d[z] * xp.log(y), x)
-    d[y] = unbroadcast(d[z] * x / xp.where(x == 0, 1, y), y)
+    return xp.log(y), x / xp.where(x == 0, 1, y)
 
 
-@adjoint(special.xlog1py)
+@partials(special.xlog1py)
 def xlog1py(z, x, y):
-    d[x] = unbroadcast(d[z] * xp.log1p(y), x)
-    d[y] = unbroadcast(d[z] * x / xp.where(x == 0, 1, 1 + y), y)
+    return xp.log1p(y), x / xp.where(x == 0, 1, 1 + y)
 
 
 # ---- reductions over an axis ----
@@ -133,77 +130,9 @@ def weighted_adjoint(r, p, b):
 # ---- tangents ----
 
 
-@tangent(special.expit)
-def expit_tangent(y, x):
-    d[y] = d[x] * y * (1 - y)
-
-
-@tangent(special.logit)
-def logit_tangent(y, x):
-    d[y] = d[x] / (x * (1 - x))
-
-
-@tangent(special.erf)
-def erf_tangent(y, x):
-    d[y] = d[x] * (2 / math.sqrt(math.pi)) * xp.exp(-x * x)
-
-
-@tangent(special.erfc)
-def erfc_tangent(y, x):
-    d[y] = d[x] * (-2 / math.sqrt(math.pi)) * xp.exp(-x * x)
-
-
-@tangent(special.erfinv)
-def erfinv_tangent(y, x):
-    d[y] = d[x] * (math.sqrt(math.pi) / 2) * xp.exp(y * y)
-
-
-@tangent(special.ndtr)
-def ndtr_tangent(y, x):
-    d[y] = d[x] * xp.exp(-0.5 * x * x) / _SQRT_2PI
-
-
-@tangent(special.log_ndtr)
-def log_ndtr_tangent(y, x):
-    d[y] = d[x] * xp.exp(-0.5 * x * x - y) / _SQRT_2PI
-
-
-@tangent(special.gamma)
-def gamma_tangent(y, x):
-    d[y] = d[x] * y * special.digamma(x)
-
-
-@tangent(special.gammaln)
-def gammaln_tangent(y, x):
-    d[y] = d[x] * special.digamma(x)
-
-
-@tangent(special.digamma, special.psi)
-def digamma_tangent(y, x):
-    d[y] = d[x] * special.polygamma(1, x)
-
-
 @tangent(special.polygamma, static=("n",))
 def polygamma_tangent(y, n, x):
     d[y] = broadcast_like(d[x] * special.polygamma(n + 1, x), y)
-
-
-@tangent(special.betaln)
-def betaln_tangent(y, a, b):
-    d[y] = d[a] * (special.digamma(a) - special.digamma(a + b))
-    d[y] = d[b] * (special.digamma(b) - special.digamma(a + b))
-
-
-@tangent(special.xlogy)
-def xlogy_tangent(z, x, y):
-    d[z] = d[x] * xp.log(y)
-    d[z] = d[y] * x / xp.where(x == 0, 1, y)
-
-
-@tangent(special.xlog1py)
-def xlog1py_tangent(z, x, y):
-    d[z] = d[x] * xp.log1p(y)
-    d[z] = d[y] * x / xp.where(x == 0, 1, 1 + y)
 
 
 @tangent(special.logsumexp)

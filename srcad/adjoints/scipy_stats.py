@@ -11,6 +11,7 @@ from scipy import special, stats
 
 from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import unbroadcast
+from srcad.runtime.mvn_cdf import mvn_cdf_cov, mvn_cdf_derivative
 from srcad.runtime.statistics import mvn_cov, mvn_cov_grad, mvn_dim, mvn_mean
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -244,6 +245,95 @@ def mvn_pdf(y, x, mean=None, cov=1):
     d[mean] = unbroadcast(xp.reshape(gu, x.shape), mean)
     full = 0.5 * (u.T @ gu) - 0.5 * xp.sum(gy) * xp.linalg.inv(c)
     d[cov] = mvn_cov_grad(full, cov)
+
+
+# ---- its cdf: SciPy integrates it numerically, so the rules call mvn_cdf_derivative for
+# the derivatives in x (in mean: negated; in cov: half the second derivative in x, on the
+# triangle SciPy's cdf reads, see mvn_cdf_cov); the integration options pass through, and
+# lower_limit, not among the rule's parameters, is refused by name ----
+
+_MVN_CDF_OPTIONS = ("allow_singular", "maxpts", "abseps", "releps", "rng")
+
+
+@adjoint(stats.multivariate_normal.cdf, static=_MVN_CDF_OPTIONS)
+def mvn_cdf(
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
+):
+    n = mvn_dim(x, mean, cov)
+    g = xp.reshape(d[y], (-1, 1))
+    slope = mvn_cdf_derivative(
+        x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    gx = xp.reshape(g * slope, x.shape)
+    d[x] = gx
+    d[mean] = unbroadcast(-gx, mean)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    full = 0.5 * xp.sum(xp.reshape(g, (-1, 1, 1)) * curvature, axis=0)
+    d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
+
+
+@adjoint(stats.multivariate_normal.logcdf, static=_MVN_CDF_OPTIONS)
+def mvn_logcdf(
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
+):
+    n = mvn_dim(x, mean, cov)
+    g = xp.reshape(d[y] * xp.exp(-y), (-1, 1))  # through the cdf, exp(y)
+    slope = mvn_cdf_derivative(
+        x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    gx = xp.reshape(g * slope, x.shape)
+    d[x] = gx
+    d[mean] = unbroadcast(-gx, mean)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    full = 0.5 * xp.sum(xp.reshape(g, (-1, 1, 1)) * curvature, axis=0)
+    d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
+
+
+# mvn_cdf_derivative of order k: its own derivatives are those of order k + 1 (in x and
+# mean) and k + 2 (in cov), so every order differentiates again; the points are its rows
+
+
+@adjoint(mvn_cdf_derivative, static=("order",) + _MVN_CDF_OPTIONS)
+def mvn_cdf_derivative_adjoint(
+    r, x, mean=None, cov=1, order=1, allow_singular=False, maxpts=None, abseps=1e-5,
+    releps=1e-5, rng=None,
+):  # fmt: skip
+    n = mvn_dim(x, mean, cov)
+    g = xp.reshape(d[r], (r.shape[0], -1, 1))
+    slope = mvn_cdf_derivative(
+        x, mean, cov, order + 1, allow_singular=allow_singular, maxpts=maxpts,
+        abseps=abseps, releps=releps, rng=rng,
+    )  # fmt: skip
+    gx = xp.reshape(xp.sum(g * xp.reshape(slope, (r.shape[0], -1, n)), axis=1), x.shape)
+    d[x] = gx
+    d[mean] = unbroadcast(-gx, mean)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, order + 2, allow_singular=allow_singular, maxpts=maxpts,
+        abseps=abseps, releps=releps, rng=rng,
+    )  # fmt: skip
+    full = 0.5 * xp.sum(
+        xp.reshape(g, (r.shape[0], -1, 1, 1)) * xp.reshape(curvature, (r.shape[0], -1, n, n)),
+        axis=(0, 1),
+    )
+    d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
+
+
+@adjoint(mvn_cdf_cov, static=("n",))
+def mvn_cdf_cov_adjoint(r, cov, n):
+    d[cov] = mvn_cdf_cov(d[r], n)
+
+
+@tangent(mvn_cdf_cov, static=("n",))
+def mvn_cdf_cov_tangent(r, cov, n):
+    d[r] = mvn_cdf_cov(d[cov], n)
 
 
 # the parameters' helpers: mvn_mean is the identity where differentiated (a mean given),
@@ -489,4 +579,65 @@ def mvn_pdf_tangent(y, x, mean=None, cov=1):
             y.shape,
         )
         * y
+    )
+
+
+@tangent(stats.multivariate_normal.cdf, static=_MVN_CDF_OPTIONS)
+def mvn_cdf_tangent(
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
+):
+    n = mvn_dim(x, mean, cov)
+    slope = mvn_cdf_derivative(
+        x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], slope.shape) * slope, axis=1), y.shape)
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * slope, axis=1), y.shape)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    sym = mvn_cov(mvn_cdf_cov(d[cov], n), n)
+    d[y] = xp.reshape(0.5 * xp.sum(curvature * sym, axis=(1, 2)), y.shape)
+
+
+@tangent(stats.multivariate_normal.logcdf, static=_MVN_CDF_OPTIONS)
+def mvn_logcdf_tangent(
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
+):
+    n = mvn_dim(x, mean, cov)
+    slope = mvn_cdf_derivative(
+        x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], slope.shape) * slope, axis=1), y.shape) * xp.exp(-y)
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * slope, axis=1), y.shape) * xp.exp(-y)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
+        releps=releps, rng=rng,
+    )  # fmt: skip
+    sym = mvn_cov(mvn_cdf_cov(d[cov], n), n)
+    d[y] = xp.reshape(0.5 * xp.sum(curvature * sym, axis=(1, 2)), y.shape) * xp.exp(-y)
+
+
+@tangent(mvn_cdf_derivative, static=("order",) + _MVN_CDF_OPTIONS)
+def mvn_cdf_derivative_tangent(
+    r, x, mean=None, cov=1, order=1, allow_singular=False, maxpts=None, abseps=1e-5,
+    releps=1e-5, rng=None,
+):  # fmt: skip
+    n = mvn_dim(x, mean, cov)
+    slope = mvn_cdf_derivative(
+        x, mean, cov, order + 1, allow_singular=allow_singular, maxpts=maxpts,
+        abseps=abseps, releps=releps, rng=rng,
+    )  # fmt: skip
+    rows = xp.reshape(slope, (r.shape[0], -1, n))
+    d[r] = xp.reshape(xp.sum(rows * xp.reshape(d[x], (r.shape[0], 1, n)), axis=2), r.shape)
+    d[r] = -xp.reshape(xp.sum(rows * xp.reshape(d[mean], (1, 1, n)), axis=2), r.shape)
+    curvature = mvn_cdf_derivative(
+        x, mean, cov, order + 2, allow_singular=allow_singular, maxpts=maxpts,
+        abseps=abseps, releps=releps, rng=rng,
+    )  # fmt: skip
+    sym = xp.reshape(mvn_cov(mvn_cdf_cov(d[cov], n), n), (1, 1, n * n))
+    d[r] = xp.reshape(
+        0.5 * xp.sum(xp.reshape(curvature, (r.shape[0], -1, n * n)) * sym, axis=2), r.shape
     )

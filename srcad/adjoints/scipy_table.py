@@ -32,7 +32,7 @@ RULE_MODULES: dict[str, str] = {
         for dist, methods in (
             ("norm", "logpdf pdf cdf logcdf"),
             ("t", "logpdf pdf cdf"),
-            ("multivariate_normal", "logpdf pdf"),
+            ("multivariate_normal", "logpdf pdf cdf logcdf"),
             ("poisson", "logpmf pmf cdf logcdf"),
             ("gamma", "logpdf pdf cdf"),
             ("beta", "logpdf pdf cdf"),

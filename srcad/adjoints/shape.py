@@ -3,7 +3,17 @@ insert, delete, ediff1d, ..."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Attribute, Method, adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import (
+    Attribute,
+    Method,
+    adjoint,
+    d,
+    linear,
+    nondifferentiable,
+    partials,
+    tangent,
+    xp,
+)
 from srcad.runtime.accumulate import (
     add_at,
     along_axis_index,
@@ -66,7 +76,7 @@ def expand_dims(y, x, axis):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@adjoint(np.transpose)
+@linear(np.transpose)
 def transpose(y, x, axes=None):
     d[x] = xp.transpose(d[y], inverse_axes(axes))
 
@@ -81,12 +91,12 @@ def transpose_attribute(y, x):
     d[x] = d[y].T
 
 
-@adjoint(np.swapaxes, Method("swapaxes"))
+@linear(np.swapaxes, Method("swapaxes"))
 def swapaxes(y, x, axis1, axis2):
     d[x] = xp.swapaxes(d[y], axis1, axis2)
 
 
-@adjoint(np.moveaxis)
+@linear(np.moveaxis)
 def moveaxis(y, x, source, destination):
     d[x] = xp.moveaxis(d[y], destination, source)
 
@@ -148,12 +158,12 @@ def astype(y, x, dtype):
     d[x] = cast_gradient(d[y], x, y)
 
 
-@adjoint(kept_dtype, static=("target",))
+@linear(kept_dtype, static=("target",))
 def kept_dtype_adjoint(y, value, target):
     d[value] = cast_gradient(d[y], value, y)
 
 
-@adjoint(
+@partials(
     Method("copy"),
     np.copy,
     np.array,
@@ -163,30 +173,30 @@ def kept_dtype_adjoint(y, value, target):
     shape_preserving=True,
 )
 def copy(y, x):
-    d[x] = d[y]
+    return 1
 
 
-@adjoint(np.flip)
+@linear(np.flip)
 def flip(y, x, axis=None):
     d[x] = xp.flip(d[y], axis=axis)
 
 
-@adjoint(np.roll)
+@linear(np.roll)
 def roll(y, x, shift, axis=None):
     d[x] = xp.roll(d[y], -shift, axis=axis)
 
 
-@adjoint(np.triu)
+@linear(np.triu)
 def triu(y, x, k=0):
     d[x] = xp.triu(d[y], k)
 
 
-@adjoint(np.tril)
+@linear(np.tril)
 def tril(y, x, k=0):
     d[x] = xp.tril(d[y], k)
 
 
-@adjoint(np.diag)
+@linear(np.diag)
 def diag(y, x, k=0):
     d[x] = undiag(d[y], x, k)
 
@@ -196,42 +206,42 @@ def sort(y, x, axis=-1):
     d[x] = unsort(d[y], x, axis)
 
 
-@adjoint(np.repeat)
+@linear(np.repeat)
 def repeat(y, x, repeats, axis=None):
     d[x] = unrepeat(d[y], x, repeats, axis)
 
 
-@adjoint(np.tile)
+@linear(np.tile)
 def tile(y, x, reps):
     d[x] = untile(d[y], x, reps)
 
 
-@adjoint(np.pad)
+@linear(np.pad)
 def pad(y, x, pad_width):
     d[x] = unpad(d[y], x, pad_width)
 
 
-@adjoint(np.take)
+@linear(np.take)
 def take(y, x, indices, axis=None):
     d[x] = untake(d[y], x, indices, axis)
 
 
-@adjoint(np.flipud)
+@linear(np.flipud)
 def flipud(y, m):
     d[m] = xp.flipud(d[y])
 
 
-@adjoint(np.fliplr)
+@linear(np.fliplr)
 def fliplr(y, m):
     d[m] = xp.fliplr(d[y])
 
 
-@adjoint(np.rot90)
+@linear(np.rot90)
 def rot90(y, m, k=1, axes=(0, 1)):
     d[m] = xp.rot90(d[y], -k, axes)
 
 
-@adjoint(np.rollaxis)
+@linear(np.rollaxis)
 def rollaxis(y, a, axis, start=0):
     d[a] = xp.moveaxis(d[y], rolled_position(a, axis, start), axis)
 
@@ -245,7 +255,7 @@ def atleast_nd(y, x):
     d[x] = reshape_like(d[y], x)
 
 
-@adjoint(np.diff)
+@linear(np.diff)
 def diff(y, a, n=1, axis=-1):
     d[a] = undiff(d[y], a, n, axis)
 
@@ -253,7 +263,7 @@ def diff(y, a, n=1, axis=-1):
 # undiff is linear and the transpose of diff
 
 
-@adjoint(undiff, static=("x",))
+@linear(undiff, static=("x",))
 def undiff_adjoint(r, g, x, n=1, axis=-1):
     d[g] = xp.diff(d[r], n, axis)
 
@@ -271,13 +281,13 @@ def ediff1d(y, ary, to_end=None, to_begin=None):
 # of the operands, or (insert) from one element of values that it broadcast
 
 
-@adjoint(np.insert, static=("obj",))
+@linear(np.insert, static=("obj",))
 def insert(y, arr, obj, values, axis=None):
     d[arr] = gather_sources(d[y], insert_sources(arr, obj, values, axis, 0), arr)
     d[values] = gather_sources(d[y], insert_sources(arr, obj, values, axis, 1), values)
 
 
-@adjoint(np.delete, static=("obj",))
+@linear(np.delete, static=("obj",))
 def delete(y, arr, obj, axis=None):
     d[arr] = gather_sources(d[y], delete_sources(arr, obj, axis), arr)
 
@@ -285,12 +295,12 @@ def delete(y, arr, obj, axis=None):
 nondifferentiable(ediff1d_parts, insert_sources, delete_sources)
 
 
-@adjoint(gather_sources, static=("sources", "like"))
+@linear(gather_sources, static=("sources", "like"))
 def gather_sources_adjoint(r, g, sources, like):
     d[g] = spread_sources(d[r], sources)
 
 
-@adjoint(spread_sources, static=("sources",))
+@linear(spread_sources, static=("sources",))
 def spread_sources_adjoint(r, t, sources):
     d[t] = gather_sources(d[r], sources, t)
 
@@ -336,11 +346,6 @@ def expand_dims_tangent(y, x, axis):
     d[y] = xp.reshape(d[x], xp.shape(y))
 
 
-@tangent(np.transpose)
-def transpose_tangent(y, x, axes=None):
-    d[y] = xp.transpose(d[x], axes)
-
-
 @tangent(Method("transpose"))
 def transpose_method_tangent(y, x, *axes):
     d[y] = xp.transpose(d[x], transpose_axes(axes))
@@ -349,16 +354,6 @@ def transpose_method_tangent(y, x, *axes):
 @tangent(Attribute("T"))
 def transpose_attribute_tangent(y, x):
     d[y] = d[x].T
-
-
-@tangent(np.swapaxes, Method("swapaxes"))
-def swapaxes_tangent(y, x, axis1, axis2):
-    d[y] = xp.swapaxes(d[x], axis1, axis2)
-
-
-@tangent(np.moveaxis)
-def moveaxis_tangent(y, x, source, destination):
-    d[y] = xp.moveaxis(d[x], source, destination)
 
 
 @tangent(np.broadcast_to)
@@ -429,99 +424,14 @@ def astype_tangent(y, x, dtype):
     d[y] = cast_gradient(d[x], y, x)
 
 
-@tangent(kept_dtype, static=("target",))
-def kept_dtype_tangent(y, value, target):
-    d[y] = kept_dtype(d[value], target)
-
-
-@tangent(Method("copy"), np.copy, np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
-def copy_tangent(y, x):
-    d[y] = d[x]
-
-
-@tangent(np.flip)
-def flip_tangent(y, x, axis=None):
-    d[y] = xp.flip(d[x], axis=axis)
-
-
-@tangent(np.roll)
-def roll_tangent(y, x, shift, axis=None):
-    d[y] = xp.roll(d[x], shift, axis=axis)
-
-
-@tangent(np.triu)
-def triu_tangent(y, x, k=0):
-    d[y] = xp.triu(d[x], k)
-
-
-@tangent(np.tril)
-def tril_tangent(y, x, k=0):
-    d[y] = xp.tril(d[x], k)
-
-
-@tangent(np.diag)
-def diag_tangent(y, x, k=0):
-    d[y] = xp.diag(d[x], k)
-
-
 @tangent(np.sort)
 def sort_tangent(y, x, axis=-1):
     d[y] = xp.take_along_axis(d[x], xp.argsort(x, axis=axis), axis=axis)
 
 
-@tangent(np.repeat)
-def repeat_tangent(y, x, repeats, axis=None):
-    d[y] = xp.repeat(d[x], repeats, axis=axis)
-
-
-@tangent(np.tile)
-def tile_tangent(y, x, reps):
-    d[y] = xp.tile(d[x], reps)
-
-
-@tangent(np.pad)
-def pad_tangent(y, x, pad_width):
-    d[y] = xp.pad(d[x], pad_width)
-
-
-@tangent(np.take)
-def take_tangent(y, x, indices, axis=None):
-    d[y] = xp.take(d[x], indices, axis=axis)
-
-
-@tangent(np.flipud)
-def flipud_tangent(y, m):
-    d[y] = xp.flipud(d[m])
-
-
-@tangent(np.fliplr)
-def fliplr_tangent(y, m):
-    d[y] = xp.fliplr(d[m])
-
-
-@tangent(np.rot90)
-def rot90_tangent(y, m, k=1, axes=(0, 1)):
-    d[y] = xp.rot90(d[m], k, axes)
-
-
-@tangent(np.rollaxis)
-def rollaxis_tangent(y, a, axis, start=0):
-    d[y] = xp.rollaxis(d[a], axis, start)
-
-
 @tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)
 def atleast_nd_tangent(y, x):
     d[y] = reshape_like(d[x], y)
-
-
-@tangent(np.diff)
-def diff_tangent(y, a, n=1, axis=-1):
-    d[y] = xp.diff(d[a], n, axis)
-
-
-@tangent(undiff, static=("x",))
-def undiff_tangent(r, g, x, n=1, axis=-1):
-    d[r] = undiff(d[g], x, n, axis)
 
 
 @tangent(np.ediff1d)
@@ -531,27 +441,6 @@ def ediff1d_tangent(y, ary, to_end=None, to_begin=None):
     d[y] = concatenated_piece(xp.diff(xp.ravel(d[ary])), y, parts, 1, None)
     d[y] = concatenated_piece(d[to_end], y, parts, 2, None)
     d[y] = concatenated_piece(d[to_begin], y, parts, 0, None)
-
-
-@tangent(np.insert, static=("obj",))
-def insert_tangent(y, arr, obj, values, axis=None):
-    # linear in arr and values together
-    d[y] = xp.insert(d[arr], obj, d[values], axis)
-
-
-@tangent(np.delete, static=("obj",))
-def delete_tangent(y, arr, obj, axis=None):
-    d[y] = xp.delete(d[arr], obj, axis)
-
-
-@tangent(gather_sources, static=("sources", "like"))
-def gather_sources_tangent(r, g, sources, like):
-    d[r] = gather_sources(d[g], sources, like)
-
-
-@tangent(spread_sources, static=("sources",))
-def spread_sources_tangent(r, t, sources):
-    d[r] = spread_sources(d[t], sources)
 
 
 @tangent(np.partition)

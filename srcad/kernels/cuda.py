@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import ast
 
+from srcad.adjoints.registry import cuda_functions
 from srcad.errors import UnsupportedConstructError
 
+# the CUDA function of an op with a partials declaration is declared there
+# (registry.partials(..., cuda=...)); these are the others': selections, rounding (no
+# derivative), and math's names of NumPy's functions
 _FUNCTIONS = {
-    "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2",
-    "log10": "log10", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin", "cos": "cos",
-    "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "asin": "asin",
-    "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
-    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fabs": "fabs",
-    "abs": "fabs", "absolute": "fabs", "maximum": "fmax", "minimum": "fmin", "fmax": "fmax",
-    "fmin": "fmin", "power": "pow", "pow": "pow", "arctan2": "atan2", "atan2": "atan2",
-    "hypot": "hypot", "floor": "floor", "ceil": "ceil", "square": "SQUARE",
+    "asin": "asin", "acos": "acos", "atan": "atan", "atan2": "atan2", "abs": "fabs",
+    "absolute": "fabs", "maximum": "fmax", "minimum": "fmin", "fmax": "fmax", "fmin": "fmin",
+    "floor": "floor", "ceil": "ceil",
 }  # fmt: skip
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -89,9 +88,9 @@ class _Emit:
         if name == "logaddexp":
             a, b = args
             return f"(fmax({a}, {b}) + log1p(exp(-fabs({a} - {b}))))"
-        c = _FUNCTIONS.get(name)
-        if c == "SQUARE":
+        if name == "square":
             return f"({args[0]} * {args[0]})"
+        c = cuda_functions().get(name) or _FUNCTIONS.get(name)
         if c is None:
             raise self.error(f"a call to {name}()")
         return f"{c}({', '.join(args)})"

@@ -25,6 +25,26 @@ def drop_gradient(grads: list) -> list:
     return grads
 
 
+def dropped_gradient(grads: list) -> list:
+    """:func:`drop_gradient` into a new list, leaving ``grads`` as it was: generated code
+    differentiated again reads each list gradient it made (normalize/updates.py)."""
+    return list(grads[:-1])
+
+
+def regrown_gradient(g: list) -> list:
+    """``g`` with no gradient (``None``) for one more element at its end: the adjoint of
+    :func:`dropped_gradient`."""
+    from srcad.runtime.higher import GradientList  # (it imports this module)
+
+    return GradientList([*g, None])
+
+
+def static_list(items: list) -> list:
+    """``items`` as a helper of generated code reads it: for its length and its elements'
+    shapes, with no derivative flowing back (normalize/lists.py)."""
+    return items
+
+
 def element_gradient(grads: list, index: int, like: Any) -> Any:
     """The gradient of element ``index`` of a list gradient."""
     g = grads[index]
@@ -96,3 +116,26 @@ def list_gradient(g: Any, items: Any) -> list:
             "(a comprehension or appends) or index the array"
         )
     return list(g)
+
+
+def relisted_gradient(gs: list, g: Any) -> Any:
+    """The elements' gradients ``gs`` in the form of ``g`` (the adjoint of
+    :func:`list_gradient`): stacked like ``g`` when it is an array, else a list."""
+    from srcad.runtime.higher import GradientList, restack
+
+    if isinstance(g, (list, tuple)):
+        return GradientList(gs)
+    return restack(gs, list(g))
+
+
+def gradient_list(g: list) -> list:
+    """The list gradient ``g``, added to another element by element (``None`` is zero)."""
+    from srcad.runtime.higher import GradientList
+
+    return g if isinstance(g, GradientList) else GradientList(g)
+
+
+def residual(residuals: list, index: int) -> Any:
+    """Element ``index`` of a list of residuals that generated code passes between the
+    forward and backward functions of a call (srcad/transform/recursive_calls.py)."""
+    return residuals[index]

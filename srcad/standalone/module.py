@@ -343,9 +343,11 @@ class ModuleWriter:
         bwd = self.user_function(custom.bwd, where)
         backward = self.claim(("custom backward", key), f"{custom.__name__}_backward")
         picked = ", ".join(f"grads[{k}]" for k in handle.wrt)
+        # one cotangent per output of the function: their tuple for several (CustomCall)
         text = (
-            f"def {backward}(residuals, cotangent):\n"
+            f"def {backward}(residuals, *cotangents):\n"
             f'    """The cotangents {custom.__name__} differentiates, from {bwd}."""\n'
+            f"    cotangent = cotangents[0] if len(cotangents) == 1 else cotangents\n"
             f"    grads = {bwd}(residuals, cotangent)\n"
             f"    return ({picked}{',' if len(handle.wrt) == 1 else ''})\n"
         )

@@ -153,29 +153,33 @@ class CustomJVPAgain(CustomJVP):
         ]
 
     def forward_function(self) -> Callable:
-        """``def f_forward(p0, p1): return f(p0, p1), (p0, p1)`` (``f(p0), p0``)."""
+        """``def f_forward(a, b): return f(a, b), (a, b)`` (``f(a), a`` for one parameter):
+        the parameters' own names and defaults, for calls passing keywords. For several
+        parameters, in an object whose reverse-mode handle takes the cotangent of the
+        residuals' tuple as one value (:class:`_TupleResultForward`)."""
         from srcad.callables import known_caller, new_caller
 
+        params = _positional(self.fun)
         key = ("custom_jvp forward", id(self.custom), id(self.fun))
         found = known_caller(key, self.custom)
-        if found is not None:
-            return found
-        name, params = self._names()
-        args = ", ".join(params)
-        scope = {"__srcad_callee__": self.custom}
-        # (one argument: itself the residuals, which reverse over reverse follows)
-        value = f"__srcad_callee__({args}), " + (args if len(params) == 1 else f"({args},)")
-        return new_caller(key, self.custom, f"{name}_forward", args, value, scope)
+        if found is None:
+            name = self._names()[0]
+            args = ", ".join(params)
+            scope = {"__srcad_callee__": self.custom}
+            # (one argument: itself the residuals, which reverse over reverse follows)
+            value = f"__srcad_callee__({args}), " + (args if len(params) == 1 else f"({args},)")
+            found = new_caller(key, self.custom, f"{name}_forward", args, value, scope)
+        found.__defaults__ = self.fun.__defaults__  # (as they are now)
+        return found if len(params) == 1 else _TupleResultForward(found)
 
     def backward_for(self, wrt: tuple[int, ...]) -> Callable:
-        """``def f_transposed(residuals, g)``: the cotangents of ``wrt`` (see class doc)."""
+        """``def f_transposed(residuals, g)``: the cotangents of ``wrt`` (see class doc).
+        For several parameters, in an object whose reverse-mode handle passes the
+        residuals one by one to ``def f_transposed_flat(p0, p1, g)`` (the same body)."""
         from srcad.api import grad
         from srcad.callables import known_caller, new_caller
 
         key = ("custom_jvp backward", id(self.custom), id(self.jvp), wrt)
-        found = known_caller(key, self.jvp)
-        if found is not None:
-            return found
         name, params = self._names()
         tangents = [f"t{k}" for k in range(len(params))]
         dot_scope = {"__srcad_callee__": self.jvp, "np": np}
@@ -189,20 +193,133 @@ class CustomJVPAgain(CustomJVP):
             [f"_, tangent = __srcad_callee__(({', '.join(params)},), ({', '.join(tangents)},))"],
         )
         picked = tuple(len(params) + k for k in wrt)
-        lines = [f"{p} = residuals[{k}]" for k, p in enumerate(params)]
-        if len(params) == 1:
-            lines = [f"{params[0]} = residuals"]
-        lines += [f"{t} = zero_tangent({p})" for p, t in zip(params, tangents)]
-        lines.append(f"c = __srcad_grad__({', '.join([*params, *tangents, 'g'])})")
-        if len(wrt) == 1:
-            result = "(c,)"
-        else:
-            names = [f"c{k}" for k in range(len(wrt))]
-            lines.append(f"{', '.join(names)} = c")
-            result = f"({', '.join(names)},)"
+        lines = [f"{t} = zero_tangent({p})" for p, t in zip(params, tangents)]
+        names = ["c"] if len(wrt) == 1 else [f"c{k}" for k in range(len(wrt))]
+        lines.append(f"{', '.join(names)} = __srcad_grad__({', '.join([*params, *tangents, 'g'])})")
+        result = f"({', '.join(names)},)"
         gradient = grad(dot, wrt=picked[0] if len(picked) == 1 else picked)
         scope = {"__srcad_grad__": gradient, "zero_tangent": zero_tangent}
-        return new_caller(key, self.jvp, f"{name}_transposed", "residuals, g", result, scope, lines)
+        if len(params) == 1:
+            found = known_caller(key, self.jvp)
+            if found is None:
+                unpack = [f"{params[0]} = residuals"]
+                found = new_caller(
+                    key, self.jvp, f"{name}_transposed", "residuals, g", result, scope,
+                    unpack + lines,
+                )  # fmt: skip
+            return found
+        unpacked = known_caller(key, self.jvp)
+        if unpacked is None:
+            unpack = [f"{p} = residuals[{k}]" for k, p in enumerate(params)]
+            unpacked = new_caller(
+                key, self.jvp, f"{name}_transposed", "residuals, g", result, scope, unpack + lines
+            )
+        flat_key = ("custom_jvp flat backward", *key[1:])
+        flat = known_caller(flat_key, self.jvp)
+        if flat is None:
+            flat = new_caller(
+                flat_key, self.jvp, f"{name}_transposed_flat", ", ".join([*params, "g"]),
+                result, scope, lines,
+            )  # fmt: skip
+        return _FlatResidualsBackward(unpacked, flat, len(params), len(wrt))
+
+
+class _TupleResultForward:
+    """The forward function of a custom_jvp function of several parameters in code
+    differentiated again: ``fun`` returns ``(value, (a, b))``, which generated code binds
+    to two names; in reverse mode its handle takes the residuals' cotangent as one tuple
+    (the function itself returns three values: the value, then each parameter)."""
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode == "vjp":
+            return _TupleResultVJP(CallVJP(self.fun, wrt))
+        return CallJVP(self.fun, wrt)
+
+
+class _TupleResultVJP:
+    """Reverse-mode calls of a :class:`_TupleResultForward`."""
+
+    def __init__(self, inner: CallVJP) -> None:
+        self.inner = inner
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return self.inner.forward(*args, **kwargs)
+
+    def backward(self, residuals: Any, g_value: Any, g_args: Any) -> tuple[Any, ...]:
+        """The cotangents of the differentiated parameters, from the value's cotangent and
+        the tuple of the parameters' own."""
+        return self.inner.backward(residuals, g_value, *g_args)
+
+    def result_count(self) -> int:
+        return 2
+
+    def masked(self) -> _TupleResultVJP:
+        return _TupleResultVJP(self.inner.masked())  # type: ignore[arg-type]
+
+
+class _FlatResidualsBackward:
+    """The transposed rule of a custom_jvp function of several parameters in code
+    differentiated again: ``fun(residuals, g)`` as generated code calls it; in reverse
+    mode its handle passes the residuals to ``flat(p0, p1, g)`` one by one and returns
+    their cotangents as one tuple."""
+
+    def __init__(self, fun: Callable, flat: Callable, count: int, results: int) -> None:
+        self.fun = fun
+        self.flat = flat
+        self.count = count
+        #: how many values it returns (``_grads[1]`` of its call: one name each)
+        self.srcad_results = results
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
+
+    def __call__(self, residuals: Any, g: Any) -> Any:
+        return self.fun(residuals, g)
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode != "vjp":
+            return CallJVP(self.fun, wrt)
+        flat_wrt = (*(range(self.count) if 0 in wrt else ()), *((self.count,) if 1 in wrt else ()))
+        return _FlatResidualsVJP(CallVJP(self.flat, flat_wrt), self.count, wrt, self.srcad_results)
+
+
+class _FlatResidualsVJP:
+    """Reverse-mode calls of a :class:`_FlatResidualsBackward`."""
+
+    def __init__(self, inner: CallVJP, count: int, wrt: tuple[int, ...], results: int) -> None:
+        self.inner = inner
+        self.count = count
+        self.wrt = wrt
+        self.results = results
+
+    def forward(self, residuals: Any, g: Any) -> tuple[Any, Any]:
+        return self.inner.forward(*residuals, g)
+
+    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
+        """The residuals' cotangents as one tuple, then ``g``'s (those differentiated)."""
+        grads = self.inner.backward(residuals, *cotangents)
+        out: list[Any] = []
+        if 0 in self.wrt:
+            out.append(tuple(grads[: self.count]))
+        if 1 in self.wrt:
+            out.append(grads[-1])
+        return tuple(out)
+
+    def result_count(self) -> int:
+        return self.results
+
+    def masked(self) -> _FlatResidualsVJP:
+        inner = self.inner.masked()
+        return _FlatResidualsVJP(inner, self.count, self.wrt, self.results)  # type: ignore[arg-type]
 
 
 class CustomJVPCall:
@@ -227,13 +344,24 @@ class CustomJVPCall:
             tangents[k] = t
         return tuple(tangents)
 
-    def __call__(self, tangents: tuple, *args: Any) -> tuple[Any, Any]:
+    def _primals(self, args: tuple, kwargs: dict) -> tuple:
+        """Every positional argument of the call, those given by keyword or left to their
+        defaults included (the rule takes them all, in order)."""
+        if not kwargs and len(args) == len(_positional(self.custom.fun)):
+            return args
+        bound = own_signature(self.custom.fun).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.args)
+
+    def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, tangent)`` from the user's ``jvp`` (forward mode)."""
+        args = self._primals(args, kwargs)
         return self._jvp()(args, self._tangents(args, tangents))
 
-    def forward(self, *args: Any) -> tuple[Any, Any]:
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """``(value, residuals)`` for reverse mode: the residuals are the arguments."""
         self._jvp()
+        args = self._primals(args, kwargs)
         return self.custom.fun(*args), args
 
     def backward(self, args: Any, cotangent: Any) -> tuple[Any, ...]:
@@ -720,19 +848,18 @@ def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
 
 def generated_call(obj: Any) -> str | None:
     """For a method of the handle through which generated code calls a user's function
-    (``f_vjp.forward``): that function's name."""
-    handle = getattr(obj, "__self__", None)
+    (``f_vjp.forward``), or of a forward-mode handle itself: that function's name."""
+    handle = obj if isinstance(obj, CallJVP) else getattr(obj, "__self__", None)
     if type(handle).__module__ != __name__:
         return None
     func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
     return getattr(func, "__name__", None) or getattr(handle, "name", "a method")
 
 
-#: why generated code's handling of a list gradient cannot be differentiated in reverse mode
+#: why generated code's handling of a list gradient cannot be differentiated again
 LIST_GRADIENT_HINT = (
-    " (this is generated code handling the gradient of a list: reverse mode over a "
-    "derivative of code that builds lists is not supported yet; forward over reverse is: "
-    "srcad.hessian, srcad.hvp, srcad.jvp of the gradient)"
+    " (this is generated code handling the gradient of a list, with a helper srcad cannot "
+    "differentiate again yet; please report it)"
 )
 
 
@@ -746,7 +873,7 @@ def missing_rule_hint(callee: Any) -> str:
         return ""
     from srcad.transform.normalize.helpers import not_inlined_reason
 
-    handle = getattr(callee, "__self__", None)
+    handle = callee if isinstance(callee, CallJVP) else getattr(callee, "__self__", None)
     func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
     reason = not_inlined_reason(func) if inspect.isfunction(func) else None
     custom = getattr(handle, "custom", None)

@@ -5,8 +5,6 @@ import numpy as np
 import pytest
 from opcheck import check_function_second_order, check_jvp, rand
 
-from srcad.errors import NoAdjointError, UnsupportedConstructError
-
 
 def set_element(x, v):
     y = x * 2.0
@@ -107,6 +105,61 @@ def as_python_float(x):
     return float(x[0]) * np.sin(x)
 
 
+def update_of_a_row(x):
+    y = x * 1.0
+    y[0] = y[0] * y[1]
+    return np.sin(y) * x
+
+
+def updates_in_a_while_loop(x):
+    y = x * 1.0
+    k = 0
+    while np.sum(y * y) < 40.0:
+        y[k % 3] = y[k % 3] * 2.0 + np.sin(y[(k + 1) % 3])
+        k = k + 1
+    return y * x
+
+
+def list_read_in_a_loop(x):
+    items = []
+    for i in range(3):
+        items.append(np.sin(x * (i + 1.0)))
+    s = x * 0.0
+    for i in range(3):
+        s = s + items[i] * items[i][0]
+    return s
+
+
+def list_in_a_branch(x, y):
+    if np.sum(x) > 0.0:
+        items = [x * x, np.sin(y)]
+    else:
+        items = [np.cos(x), y]
+    return items[0] * items[1]
+
+
+def list_grown_in_a_while_loop(x):
+    items = [x]
+    u = x
+    while np.sum(u * u) < 20.0:
+        u = u * 1.5 + 0.1
+        items.append(u)
+    return np.stack(items) * items[-1]
+
+
+def tuple_of_a_list(x):
+    items = []
+    for i in range(2):
+        items.append(x * (i + 0.5))
+    t = tuple(items)
+    return t[0] * t[1]
+
+
+def vstack_of_a_list(x):
+    items = [x, np.sin(x), x * x]
+    return np.vstack(items)
+
+
 CASES = [
     (set_element, (rand(4), 0.7)),
     (set_slice_broadcast, (rand(4), rand(1, seed=1))),
@@ -126,6 +179,14 @@ CASES = [
     (integer_array_index, (rand(4), np.array([0, 2, 2, 3]))),
     (boolean_mask, (rand(5), np.array([True, False, True, True, False]))),
     (as_python_float, (rand(3),)),
+    (update_of_a_row, (rand(2, 3),)),
+    (updates_in_a_while_loop, (rand(3) + 1.0,)),
+    (list_read_in_a_loop, (rand(3),)),
+    (list_in_a_branch, (rand(3), rand(3, seed=1))),
+    (list_in_a_branch, (-2.0 - rand(3), rand(3, seed=1))),
+    (list_grown_in_a_while_loop, (rand(3) + 1.0,)),
+    (tuple_of_a_list, (rand(3),)),
+    (vstack_of_a_list, (rand(3),)),
 ]
 
 
@@ -139,52 +200,11 @@ def test_forward_against_finite_differences(f, args):
             check_jvp(f, args, (k,))
 
 
-# Second order of these statements, in all four combinations of modes. Each known failure
-# is marked with its cause (strict: a fix makes the mark fail, so it gets removed).
-RESTORE = pytest.mark.xfail(
-    strict=True,
-    raises=(UnsupportedConstructError, IndexError),
-    reason="transform: generated reverse code undoes an in-place update with the expression "
-    "statement restore(y, index, tape.pop()); forward mode refuses it ('a call for its side "
-    "effect'), reverse mode drops it with no adjoint, so the inner tape's pop has no matching "
-    "push and the second tape is popped empty (IndexError)",
-)
-POP_GRADIENT = pytest.mark.xfail(
-    strict=True,
-    raises=NoAdjointError,
-    reason="pop_gradient (the gradient of list.append) takes the last element off the list "
-    "it is given; reverse-over-reverse would need the position popped, which the list no "
-    "longer tells, so it has a tangent rule but no adjoint",
-)
-LIST_TO_HELPER = pytest.mark.xfail(
-    strict=True,
-    raises=UnsupportedConstructError,
-    reason="transform: reverse mode over generated code refuses the list 'items' passed to "
-    "a helper as a static operand (scatter_element, unconcatenate): 'receives the list'",
-)
-INLINED_LIST = pytest.mark.xfail(
-    strict=True,
-    raises=UnsupportedConstructError,
-    reason="transform: the forward code's list of tangents is inlined into "
-    "builtins.sum([...]), and differentiating that code again refuses a list written in "
-    "the call",
-)
-KNOWN = {
-    "add_to_slice": RESTORE,
-    "set_constant": RESTORE,
-    "fill_zeros_in_loop": RESTORE,
-    "rows_of_matrix": RESTORE,
-    "appended": POP_GRADIENT,
-    "appended_onto_constant": POP_GRADIENT,
-    "list_items": LIST_TO_HELPER,
-    "concatenated_list": LIST_TO_HELPER,
-    "builtin_sum_of_list": INLINED_LIST,
-}
-
-
+# Second order of these statements, in all four combinations of modes (generated code's
+# in-place restores and list-gradient helpers differentiated again: issue #17).
 @pytest.mark.parametrize(
     "f, args",
-    [pytest.param(f, args, marks=KNOWN.get(f.__name__, ()), id=f.__name__) for f, args in CASES],
+    [pytest.param(f, args, id=f.__name__) for f, args in CASES],
 )
 def test_second_order(f, args):
     check_function_second_order(f, args)

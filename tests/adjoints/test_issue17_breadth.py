@@ -452,22 +452,6 @@ def test_svd_compute_uv_false():
     srcad.check_grad(svd_values_only, rand(4, 3), modes=("rev", "fwd"), order=2)
 
 
-def mvn_cdf(x):
-    return scipy.stats.multivariate_normal.cdf(x, np.zeros(2), np.eye(2))
-
-
-def mvn_logcdf(x):
-    return scipy.stats.multivariate_normal.logcdf(x, np.zeros(2), np.eye(2))
-
-
-@pytest.mark.parametrize("mode", ["rev", "fwd"])
-@pytest.mark.parametrize("f, name", [(mvn_cdf, "cdf"), (mvn_logcdf, "logcdf")])
-def test_multivariate_normal_cdf_is_refused_by_name(f, name, mode):
-    # SciPy integrates it numerically (randomized): no rule, said so
-    with pytest.raises(srcad.NoAdjointError, match=rf"scipy\.stats\.multivariate_normal\.{name}"):
-        srcad.check_grad(f, np.array([0.3, -0.2]), modes=(mode,))
-
-
 # the rules added for this issue, also differentiated in the two orders check_grad does not
 # take (reverse-over-forward, forward-over-forward): opcheck.check runs all four
 NEW_RULES = [

@@ -89,6 +89,16 @@ def shrink(p, t):
     return p
 
 
+def ping(p, t):
+    if np.sum(np.abs(p)) > t:
+        return pong(p * 0.6, t) + p * 0.1
+    return p * 1.0
+
+
+def pong(p, t):
+    return ping(np.sin(p), t) * 0.9
+
+
 def make_scale(k):
     def scale(p):
         return np.sin(p) * k
@@ -118,6 +128,12 @@ def single(p):
 def pairdot(g):
     a, b = g
     return a * np.cos(b)
+
+
+def squash(v, t):
+    if t == 0:
+        return np.sum(v, keepdims=True)
+    return v * 1.0
 """
 
 # every construct family the generator writes (a test checks each appears in a few hundred
@@ -141,7 +157,9 @@ FAMILIES = {
     "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
     "a display passed to a helper", "arguments updated in place",
     "+= through another name of a float parameter",
-    "module factories", "second order of recursion",
+    "module factories", "second order of recursion", "loops over a dict",
+    "loops over a display", "loops handing values round", "shapes changing in a loop",
+    "data-dependent mutual recursion",
 }  # fmt: skip
 
 
@@ -318,6 +336,9 @@ class ProgramWriter:
                 return Expr(f"rec({inner.code}, {rng.randint(0, 3)})", inner.full)
             self.constructs.add("data-dependent recursion")
             t = round(rng.uniform(0.3, 1.5), 2)
+            if rng.random() < 0.35:
+                self.constructs.add("data-dependent mutual recursion")
+                return Expr(f"ping({inner.code}, {t})", inner.full)
             return Expr(f"shrink({inner.code}, {t})", inner.full)
         if choice < 0.85 or self.second_order:
             self.constructs.add("closures")
@@ -473,9 +494,9 @@ class ProgramWriter:
         if choice < 0.75:
             self.constructs.add("sum of a display")
             return [[f"{target} = sum([{p}, {q} * 0.5])"]]
-        if choice < 0.8:
+        if choice < 0.86:
             return self.calling_forms(target, p, q)
-        if choice < 0.88:
+        if choice < 0.93:
             self.constructs.add("try")
             self.loops += 1
             t = f"tr{self.loops}"
@@ -704,16 +725,19 @@ class ProgramWriter:
             self.constructs.add("append constants")
             const = rng.choice(["np.zeros_like(x)", "np.ones(x.shape) * 0.5", "x * 0.0 + 2.0"])
             return [f"outs.append({const})"]
-        if kind < 0.7 and self.mutable:
+        if kind < 0.78 and self.mutable:
             self.constructs.add("dicts")
             self.lists += 1
             d = f"d{self.lists}"
-            if rng.random() < 0.5:
+            shape = rng.random()
+            if shape < 0.2:
                 return [
                     f"{d} = {{}}",
                     f"{d}['p'] = {self.full_expr(names)}",
                     f"{target} = {d}['p'] * 0.5",
                 ]
+            if shape < 0.75:
+                return self.dict_loop(d, target, names)
             return [
                 f"{d} = {{'p': {self.full_expr(names)}, 'q': {self.full_expr(names)}}}",
                 f"{target} = {d}['p'] * {d}['q']",
@@ -730,6 +754,37 @@ class ProgramWriter:
             self.locals.add(call)
         comp = f"[{call}({inner} * ({j} + 1.0)) for {j} in range({rng.randint(1, 3)})]"
         return [f"{target} = {reduce.format(comp)}"]
+
+    def dict_loop(self, d: str, target: str, names: list[str]) -> list[str]:
+        """A dict with constant keys read in a loop over its keys, values or items (the
+        loop is unrolled with the keys written in), or a loop over a tuple display whose
+        later item reads a name the body changes (Python builds the display first)."""
+        rng = self.rng
+        self.loops += 1
+        i, k, v = f"i{self.loops}", f"k{self.loops}", f"v{self.loops}"
+        start = f"{target} = {self.full_expr(names)}"
+        if rng.random() < 0.3:
+            self.constructs.add("loops over a display")
+            return [
+                start,
+                f"for {v} in ({target}, np.sin({target}) * 0.5):",
+                f"    {target} = {target} * 0.5 + {v}",
+            ]
+        self.constructs.add("loops over a dict")
+        loop, read = rng.choice([
+            (f"for {i}, {k} in enumerate({d}):", f"{d}[{k}]"),
+            (f"for {i}, {k} in enumerate(sorted({d}, reverse=True)):", f"{d}[{k}]"),
+            (f"for {k}, {i} in zip({d}, (0.5, 2.0)):", f"{d}[{k}]"),
+            (f"for {i}, {k} in enumerate({d}.keys(), 1):", f"{d}[{k}]"),
+            (f"for {i}, {k} in enumerate(reversed(list({d}))):", f"{d}[{k}]"),
+            (f"for {i}, ({k}, {v}) in enumerate({d}.items()):", v),
+            (f"for {i}, {v} in enumerate({d}.values()):", v),
+        ])  # fmt: skip
+        body = [f"    {target} = {target} + ({i} + 1.0) * {read}"]
+        if read != v and rng.random() < 0.4:
+            body.insert(0, f"    {d}[{k}] = np.tanh({d}[{k}])")
+        values = f"'p': {self.full_expr(names)}, 'q': {self.full_expr(names)}"
+        return [f"{d} = {{{values}}}", start, loop, *body]
 
     def branch(self, names: list[str], depth: int, loop: bool) -> list[str]:
         rng = self.rng
@@ -756,6 +811,11 @@ class ProgramWriter:
             )
 
     def for_loop(self, names: list[str], depth: int) -> list[str]:
+        kind = self.rng.random()
+        if kind < 0.08:
+            return self.rotation_loop(names)
+        if kind < 0.14 and self.helpers:
+            return self.reshaping_loop(names)
         self.constructs.add("for")
         self.loops += 1
         index = f"i{self.loops}"
@@ -763,6 +823,38 @@ class ProgramWriter:
         self.jump(names, body, 0)
         count = self.rng.randint(0, self.shape[0])
         return [f"for {index} in range({count}):", *_indent(body)]
+
+    def rotation_loop(self, names: list[str]) -> list[str]:
+        """A loop handing values on one name per turn (``a = b; b = c; ...``): the
+        adjoints reach the start only after as many rounds of the backward body as names
+        (a plan once stopped after eight, with a zero gradient)."""
+        rng = self.rng
+        self.constructs.add("loops handing values round")
+        self.loops += 1
+        names_round = [f"r{self.loops}_{j}" for j in range(rng.randint(3, 11))]
+        z = f"z{self.loops}"
+        lines = [f"{r} = {self.full_expr(names)}" for r in names_round]
+        lines.append(f"for _ in range({rng.randint(0, len(names_round) + 2)}):")
+        lines.append(f"    {z} = np.sin({names_round[0]}) * 0.9 + {rng.choice(['y', '0.1'])}")
+        lines += [f"    {a} = {b}" for a, b in zip(names_round, names_round[1:])]
+        lines.append(f"    {names_round[-1]} = {z}")
+        target = rng.choice(TARGETS)
+        return [*lines, f"{target} = {target} + {names_round[0]} * 0.5"]
+
+    def reshaping_loop(self, names: list[str]) -> list[str]:
+        """A name whose shape changes from one turn of a loop to the next (``squash``
+        sums on the first turn only): its old values are needed for their shapes (the
+        reduction of ``h + y`` to ``h``'s shape once read the last one)."""
+        self.constructs.add("shapes changing in a loop")
+        self.loops += 1
+        h, t = f"h{self.loops}", f"t{self.loops}"
+        target = self.rng.choice(TARGETS)
+        return [
+            f"{h} = {self.full_expr(names)}",
+            f"for {t} in range(2):",
+            f"    {h} = squash({h} + y, {t})",
+            f"{target} = {target} + {h} * 0.5",
+        ]
 
     def while_loop(self, names: list[str], depth: int) -> list[list[str]]:
         self.constructs.add("while")

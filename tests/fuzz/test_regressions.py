@@ -354,25 +354,12 @@ def test_forward_over_reverse_of_lists(f, y):
     srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("fwd",))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=srcad.TransformError,
-    reason="reverse over reverse of lists: the gradient's code calls "
-    "srcad.runtime.lists.drop_gradient (NoAdjointError), or passes a list to unbroadcast or "
-    "scatter_element (UnsupportedConstructError pointing into the generated code)",
-)
 @pytest.mark.parametrize("f", LISTS)
 @pytest.mark.parametrize("y", [Y, np.float64(0.3)], ids=["row", "0-d"])
 def test_reverse_over_reverse_of_lists(f, y):
+    # was refused: the gradient's code called drop_gradient (no adjoint), and passed the
+    # list to unbroadcast and scatter_element (refused as a list reaching an array helper)
     srcad.check_grad(f, X2, y, wrt=(0, 1), order=2, modes=("rev",))
-
-
-@pytest.mark.parametrize("f", LISTS)
-def test_reverse_over_reverse_of_lists_is_refused_clearly(f):
-    # the open case above says what is missing and what works (it named srcad's
-    # drop_gradient or said "turn it into an array first" about srcad's own code)
-    with pytest.raises(srcad.TransformError, match="builds lists is not supported yet"):
-        srcad.check_grad(f, X2, Y, wrt=(0, 1), order=2, modes=("rev",))
 
 
 # fuzz seed 368 (second order): a name bound in an untaken branch, then rebound ----------
@@ -397,25 +384,130 @@ def update_in_place(x):
     return np.sum(u)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=srcad.UnsupportedConstructError,
-    reason="reverse over reverse of an in-place update: the gradient's "
-    "restore(u, 1, tape.pop()) has no adjoint; a clear error since 47b68a7 (the second "
-    "backward pass popped an empty tape before)",
-)
 def test_reverse_over_reverse_of_an_update_in_place():
+    # was refused: the gradient's restore(u, 1, tape.pop()) had no adjoint (it is now
+    # u = setitem(u, 1, tape.pop()) when differentiated again)
     srcad.check_grad(update_in_place, X1, order=2, modes=("rev",))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=srcad.UnsupportedConstructError,
-    reason="forward over reverse of an in-place update: the gradient's restore(u, 1, "
-    "tape.pop()) is refused as 'a call for its side effect on a differentiated value'",
-)
 def test_forward_over_reverse_of_an_update_in_place():
+    # was refused as "a call for its side effect on a differentiated value"
     srcad.check_grad(update_in_place, X1, order=2, modes=("fwd",))
+
+
+# fuzz seeds 524 and 584 (second order): a row updated in place, its gradient differentiated
+def row_updated(x, y, w):
+    u = np.sin(x) * y
+    u[0] = u[0] * x[0]
+    return np.sum(np.sin(u) * w)
+
+
+def test_second_order_of_an_update_of_a_row():
+    # was: a wrong forward-over-reverse Hessian-vector product: the gradient keeps the view
+    # _t1 = u[0], and forward mode updated the tangent of u in place without putting back
+    # (the tangent of) what the restore puts back, which nothing read but that view
+    srcad.check_grad(row_updated, X2, Y, X2 + 1.0, wrt=(0, 1), order=2, modes=("fwd", "rev"))
+
+
+def copied_then_updated(x):
+    y = x.copy()
+    y[0] = y[0] * np.sin(y[1])
+    return y * x
+
+
+def test_forward_over_forward_of_a_copy_updated_in_place():
+    # was: a wrong second derivative, and the caller's tangent changed: in the jvp's code
+    # the update is _t3 = setitem(y, 0, ...), which the next jvp did not see as an update
+    # of y, so the tangent of y = x.copy() was the tangent passed in, then written into
+    u, v = X1 * 0.5 + 0.1, X1[::-1].copy()
+    given = u.copy()
+
+    def tangent(x):
+        return srcad.jvp(copied_then_updated, (x,), (v,))[1]
+
+    _, second = srcad.jvp(tangent, (X1,), (u,))
+    np.testing.assert_array_equal(u, given)
+    eps = 1e-6
+    expected = (tangent(X1 + eps * u) - tangent(X1 - eps * u)) / (2 * eps)
+    np.testing.assert_allclose(second, expected, rtol=1e-6, atol=1e-8)
+
+
+# issue #17: second derivatives of a recursion whose depth depends on data -----------------
+def shrink(x, n):
+    if np.sum(x * x) < 1.0:
+        return np.sum(np.sin(x) * x) * n
+    return shrink(x / 2.0, n) * 1.5 + np.sum(x**3) * 0.01
+
+
+def shrink_linear(x, n):
+    if np.sum(x * x) < 1.0:
+        return np.sum(x)
+    return shrink_linear(x / 2.0, n)
+
+
+def calls_shrink(x):
+    return shrink(np.tanh(x) * 4.0, 2.0) ** 2
+
+
+def ping(x, n):
+    if np.sum(x * x) < 1.0:
+        return np.sum(np.cos(x))
+    return pong(x * 0.6, n) * n
+
+
+def pong(x, n):
+    return ping(x - 0.1, n) + np.sum(x * x) * 0.1
+
+
+def constant_self_call(x, n):
+    if n == 0:
+        return np.sum(np.sin(x))
+    return constant_self_call(x * 2.0, 0) * n
+
+
+RECURSIONS = [
+    (shrink, (np.array([3.0, 1.2]), 2.0)),
+    (calls_shrink, (np.array([3.0, -1.2]),)),
+    (ping, (np.array([3.0, 1.2]), 1.5)),
+    (constant_self_call, (np.array([0.3, 0.5]), 2)),
+]
+
+
+@pytest.mark.parametrize("f, args", RECURSIONS, ids=[f.__name__ for f, _ in RECURSIONS])
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_second_order_of_a_recursion_whose_depth_depends_on_data(f, args, mode):
+    # was: hessian leaked the inliner's internal _NotUnrolled (a function calling itself),
+    # KeyError for constant_self_call; a helper's recursion was refused by name
+    srcad.check_grad(f, *args, order=2, modes=(mode,))
+
+
+def test_hessian_of_a_recursion_whose_depth_depends_on_data():
+    x, I2 = np.array([3.0, 1.0]), np.eye(2)
+    np.testing.assert_array_equal(srcad.hessian(shrink_linear)(x, 0), np.zeros((2, 2)))
+    h = srcad.hessian(shrink)(x, 2.0)
+    eps = 1e-6
+    gradient = srcad.grad(shrink)
+    rows = [(gradient(x + eps * e, 2.0) - gradient(x - eps * e, 2.0)) / (2 * eps) for e in I2]
+    np.testing.assert_allclose(h, np.stack(rows), rtol=1e-6, atol=1e-8)
+    assert np.max(np.abs(h)) > 0.1  # (not a linear case: the check can fail)
+
+
+def halves(x, n):
+    if np.sum(x * x) < 1.0:
+        return np.sin(x), np.sum(x * x)
+    a, b = halves(x / 2.0, n)
+    return a * x, b * 2.0 + np.sum(a)
+
+
+def uses_halves(x):
+    a, b = halves(x, 1)
+    return np.sum(a * a) + b**2
+
+
+def test_second_order_of_a_recursion_returning_a_tuple_is_refused_by_name():
+    srcad.check_grad(uses_halves, np.array([3.0, 1.2]), modes=("fwd", "rev"))
+    with pytest.raises(srcad.TransformError, match=r"halves.*recursion whose depth depends on"):
+        srcad.hessian(uses_halves)(np.array([3.0, 1.2]))
 
 
 # fuzz seed 58: an adjoint set in one branch and zeros in the other, then updated in place --

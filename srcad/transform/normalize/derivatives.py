@@ -42,6 +42,16 @@ class _Fold(Transformer):
         factory = self.source.resolve(node.func, set())
         if factory in JVPS:
             return self.jvp(node)
+        made_by = getattr(factory, "srcad_made_by", None) if callable(factory) else None
+        if isinstance(made_by, str):
+            # (its value is a loop over unit directions, which has no source to transform)
+            raise self.source.error(
+                f"calling a function made by srcad.{made_by} inside a differentiated function "
+                "is not supported yet; differentiate that function itself (srcad.jvp, "
+                "srcad.jacobian, srcad.grad of it), or write srcad.jvp(srcad.grad(f), (x,), "
+                "(v,)) here",
+                node,
+            )
         instead = REFUSED.get(factory) if callable(factory) else None
         if instead is not None:
             raise self.source.error(

@@ -7,6 +7,12 @@ already ``d[k] = d[k] + v``) a dict may be read by ``d.get(k, default)``, ``k in
 ``len(d)``, ``for ... in d`` (or ``d.keys()``, ``d.values()``, ``d.items()``) and ``return
 d`` (rebuilt as a display), where the keys it holds there are known. Any other use of such
 a dict is refused.
+
+Iterations are written out first (:meth:`_Lower.write_out`): ``enumerate(d)``, ``zip(d,
+ys)``, ``sorted(d)``, ``list(d)``, ``tuple(d)``, ``reversed(d)`` and the same of the views
+become displays of the keys (values as ``d["a"]``), and the loops over them are unrolled
+with the keys as constants, so ``d[k]`` in the body reads a constant key. ``if k in d``
+with a known answer keeps the arm it takes.
 """
 
 from __future__ import annotations
@@ -21,20 +27,43 @@ from srcad.transform.analyses.tbr import positions
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import own_parts, rewrite_bodies
+from srcad.transform.normalize.loops import unroll_written_out
+from srcad.transform.normalize.pytree_iteration import indexes_with
+from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
 
 _VIEWS = ("keys", "values", "items")
+#: calls a loop over written-out items may wrap them in
+_WRAPPERS = (builtins.enumerate, builtins.zip, builtins.reversed)
 
 
 @dataclass
 class _Use:
-    """One occurrence of the dict's name: what reads it, in which statement, where."""
+    """One occurrence of the dict's name: what holds it (nearest first, up to its
+    statement), in which statement, where."""
 
     node: gast.Name
-    parent: gast.AST
-    grand: gast.AST | None
+    ancestors: tuple
     stmt: gast.stmt
     path: tuple
+
+    @property
+    def parent(self) -> gast.AST:
+        return self.ancestors[0]
+
+    @property
+    def grand(self) -> gast.AST | None:
+        return self.ancestors[1] if len(self.ancestors) > 1 else None
+
+
+@dataclass
+class _Spot:
+    """Where a dict is iterated: the expression that becomes a display of its keys, values
+    or items (``view``), and how (``how``: as a view does, or list/tuple/sorted/reversed)."""
+
+    old: gast.expr
+    view: str
+    how: str
+    above: tuple
 
 
 @dataclass
@@ -76,6 +105,8 @@ class _Lower:
         ]
         if not made:
             return False
+        if self.write_out(places, made):
+            return True  # the loops unrolled: the uses are found again
         stmt, path, in_loop = made[0]
         name = stmt.targets[0].id
         uses = [u for s, _, _, _, p in places for u in _uses(s, p, name)]
@@ -90,9 +121,230 @@ class _Lower:
             self.kept.add(id(stmt))
         return True
 
-    def unfollowable(self, name, stmt, path, uses, again) -> tuple[str, gast.AST] | None:
+    def write_out(self, places: list, made: list) -> bool:
+        """Iterations over the dicts ``made`` become displays of their keys, values or items
+        (``for k, v in d.items()``: ``for k, v in (("a", d["a"]), ...)``), and the loops over
+        them are unrolled with the keys written as constants, so that ``d[k]`` reads a
+        constant key; whether any was. Loops over ``enumerate``/``zip`` of displays of
+        constants whose body indexes with the loop's names are unrolled too."""
+        unroll: dict[int, gast.For] = {}
+        arms: dict[int, list[gast.stmt]] = {}
+        for stmt, path, in_loop in made:
+            name = stmt.targets[0].id
+            uses = [u for s, _, _, _, p in places for u in _uses(s, p, name)]
+            spots = [(u, spot) for u in uses if (spot := self.iteration(u)) is not None]
+            tests = [u for u in uses if self.form(u) == "in" and self.is_test(u)]
+            if not spots and not tests:
+                continue
+            loops = {id(spot): _loop_over(spot, self.source) for _, spot in spots}
+            inside = {
+                id(inner)
+                for loop in loops.values()
+                if loop is not None
+                for inner in all_statements(loop.body)
+            }
+            again = [s for s, _, _, _, _ in places if s is not stmt and _binds(s, name)]
+            if self.unfollowable(name, stmt, path, uses, again, inside) is not None:
+                continue  # refused (or kept) when the dict itself is lowered
+            d = _Dict(name, stmt, path, in_loop)
+            stores = self.stores(uses)
+            for use, spot in spots:
+                loop = loops[id(spot)]
+                if loop is not None:
+                    self.refuse_new_keys(d, loop, uses)
+                    unroll[id(loop)] = loop
+                keys = self.all_known(d, stores, use.path, spot.old)
+                _swap(use, spot.old, self.display(d, spot, keys))
+            for use in tests:
+                # ``if k in d`` with the answer known: the arm it takes (the other may read
+                # a key the dict lacks, as unrolling ``for k in ("a", "z")`` writes)
+                sure, possible = self.held(d, stores, use.path)
+                test = use.stmt.test
+                key = test.left.value
+                if key in sure or key not in possible:
+                    taken = (key in sure) == isinstance(test.ops[0], gast.In)
+                    arms[id(use.stmt)] = use.stmt.body if taken else use.stmt.orelse
+        for stmt, *_ in places:
+            if isinstance(stmt, gast.For) and self.indexes_with_constants(stmt):
+                unroll[id(stmt)] = stmt
+        if not unroll and not arms:
+            return False
+
+        def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+            out: list[gast.stmt] = []
+            for stmt in stmts:
+                if id(stmt) in arms:
+                    out.extend(arms[id(stmt)])
+                    continue
+                if id(stmt) not in unroll:
+                    out.append(stmt)
+                    continue
+                new = unroll_written_out(stmt, self.source, self.namer)
+                if new is None:
+                    raise self.error(
+                        "break/continue in a loop over a dict built in the function is not "
+                        "supported; loop over range(len(...)) instead",
+                        stmt,
+                    )
+                out.extend(new)
+            return out
+
+        self.tree.body = rewrite_bodies(self.tree.body, block)
+        return True
+
+    def is_test(self, use: _Use) -> bool:
+        """Whether a membership ``use`` is the whole test of an ``if``."""
+        return isinstance(use.stmt, gast.If) and use.stmt.test is self.viewed(use)[2][0]
+
+    def indexes_with_constants(self, loop: gast.For) -> bool:
+        """``for i, k in enumerate(("a", "b"))`` whose body indexes with ``i`` or ``k``."""
+        it = loop.iter
+        if not isinstance(it, gast.Call) or self.source.resolve(it.func, set()) not in _WRAPPERS:
+            return False
+        displays = [
+            n for n in gast.walk(it) if isinstance(n, (gast.Tuple, gast.List)) and n is not it
+        ]
+        constants = [
+            d for d in displays if d.elts and all(isinstance(e, gast.Constant) for e in d.elts)
+        ]
+        targets = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+        return bool(constants) and indexes_with(loop.body, targets)
+
+    def iteration(self, use: _Use) -> _Spot | None:
+        """Where ``use`` iterates the dict (see :class:`_Spot`), or None. Its values are
+        written out only for a loop (a display of them elsewhere is a container of
+        differentiable values); its keys anywhere (``names = sorted(d)``)."""
+        spot = self.spot(use)
+        if spot is None or spot.view == "keys" or _loop_over(spot, self.source) is not None:
+            return spot
+        return None
+
+    def spot(self, use: _Use) -> _Spot | None:
+        view, seq, rest = self.viewed(use)
+        if not rest:
+            return None
+        holder = rest[0]
+        if isinstance(holder, gast.For):
+            return _Spot(seq, view, "live", rest) if holder.iter is seq else None
+        if not isinstance(holder, gast.Call) or not any(a is seq for a in holder.args):
+            return None
+        fn = self.source.resolve(holder.func, set())
+        if fn is builtins.zip or fn is builtins.enumerate and holder.args[0] is seq:
+            return _Spot(seq, view, "live", rest)
+        if len(holder.args) != 1:
+            return None
+        if fn in (builtins.list, builtins.tuple, builtins.reversed) and not holder.keywords:
+            how = "reversed" if fn is builtins.reversed else fn.__name__
+            return _Spot(holder, view, how, rest[1:])
+        if (
+            fn is builtins.sorted
+            and view != "values"  # (values compare as arrays)
+            and all(k.arg == "reverse" for k in holder.keywords)
+            and all(isinstance(k.value, gast.Constant) for k in holder.keywords)
+        ):
+            return _Spot(holder, view, "sorted", rest[1:])
+        return None
+
+    def viewed(self, use: _Use) -> tuple[str, gast.expr, tuple]:
+        """What ``use`` reads of the dict (``keys`` for the bare name, or the view called),
+        the expression reading it, and what holds that expression."""
+        a = use.ancestors
+        if (
+            len(a) >= 3
+            and isinstance(a[0], gast.Attribute)
+            and a[0].attr in _VIEWS
+            and isinstance(a[1], gast.Call)
+            and a[1].func is a[0]
+            and not a[1].args
+            and not a[1].keywords
+        ):
+            return a[0].attr, a[1], a[2:]
+        return "keys", use.node, a
+
+    def display(self, d: _Dict, spot: _Spot, keys: list) -> gast.expr:
+        """The keys, values or items of ``d`` written out, for ``spot``."""
+        if spot.how == "sorted":
+            backwards = any(k.value.value for k in spot.old.keywords)
+            try:
+                keys = sorted(keys, reverse=backwards)
+            except TypeError:
+                raise self.error(
+                    f"sorted() of the keys of the dict '{d.name}': they do not compare", spot.old
+                ) from None
+        elif spot.how == "reversed":
+            keys = keys[::-1]
+
+        def item(key: object) -> gast.expr:
+            if spot.view == "keys":
+                return build.const(key)
+            read = gast.Subscript(value=build.load(d.name), slice=build.const(key), ctx=gast.Load())
+            return read if spot.view == "values" else build.tuple_([build.const(key), read])
+
+        elts = [item(k) for k in keys]
+        node = gast.List(elts=elts, ctx=gast.Load()) if spot.how in ("list", "sorted") else None
+        node = node or build.tuple_(elts)
+        # a view read on each turn (list(), tuple() and sorted() read it all at once)
+        setanno(node, "live", spot.how in ("live", "reversed"))
+        return gast.copy_location(node, spot.old)
+
+    def refuse_new_keys(self, d: _Dict, loop: gast.For, uses: list[_Use]) -> None:
+        """A store inside a loop over ``d`` of a key ``d`` lacks: Python refuses it (the
+        dict changes size while iterated), and srcad could not follow its keys."""
+        inside = {id(s) for s in all_statements(loop.body)}
+        before = [k for k, u in self.stores(uses) if id(u.stmt) not in inside]
+        keys = {k.value for k in d.made.value.keys} | set(before)
+        for use in uses:
+            if id(use.stmt) not in inside or self.form(use) != "store":
+                continue
+            key = use.parent.slice
+            if isinstance(key, gast.Constant) and key.value not in keys:
+                raise self.error(
+                    f"changing the dict '{d.name}' while looping over it is not supported "
+                    f"(the key {key.value!r} is new)",
+                    use.parent,
+                )
+
+    def stores(self, uses: list[_Use]) -> list[tuple[object, _Use]]:
+        """The stores with a constant key among ``uses``, with their keys."""
+        return [
+            (u.parent.slice.value, u)
+            for u in uses
+            if self.form(u) == "store" and isinstance(u.parent.slice, gast.Constant)
+        ]
+
+    def held(self, d: _Dict, stores: list, path: tuple) -> tuple[list, set]:
+        """The keys ``d`` holds at ``path``: sure (display, stores earlier in the dict's own
+        block) and possible (also stores nested in earlier statements or in the use's
+        statement)."""
+        level = len(d.path) - 1
+        k_use = path[level][0]
+        sure = [k.value for k in d.made.value.keys]
+        possible = set(sure)
+        for key, store in stores:
+            k = store.path[level][0]
+            if k < k_use or (k == k_use and len(store.path) > level + 1):
+                possible.add(key)
+                if len(store.path) == level + 1 and k < k_use and key not in sure:
+                    sure.append(key)
+        return sure, possible
+
+    def all_known(self, d: _Dict, stores: list, path: tuple, node: gast.AST) -> list:
+        """The keys ``d`` holds at ``path``, which must not depend on the path taken."""
+        sure, possible = self.held(d, stores, path)
+        if set(sure) != possible:
+            raise self.error(
+                f"the keys of the dict '{d.name}' here depend on the path taken; srcad needs "
+                "to know them (store each key on every path first)",
+                node,
+            )
+        return sure
+
+    def unfollowable(
+        self, name, stmt, path, uses, again, inside: set[int] | None = None
+    ) -> tuple[str, gast.AST] | None:
         """Why the uses of the dict ``name`` made by ``stmt`` cannot be followed (message,
-        node), or None."""
+        node), or None. ``inside``: the statements of loops over the dict about to be
+        unrolled, where ``d[k]`` may name the loop's key."""
         if again:
             return f"the dict '{name}' is assigned more than once; use one name per dict", again[0]
         for key in stmt.value.keys:
@@ -114,11 +366,14 @@ class _Lower:
                 message = (
                     f"the dict '{name}' is used here in a way srcad cannot follow; supported: "
                     f"{name}[k] with a constant key, {name}.get(k), k in {name}, len({name}), "
-                    f"'for ... in {name}' (.keys(), .values(), .items()) and 'return {name}'"
+                    f"'for ... in {name}' (.keys(), .values(), .items(); through enumerate, "
+                    f"zip, sorted, list, tuple, reversed) and 'return {name}'"
                 )
                 return message, use.node
+            open_key = inside is not None and id(use.stmt) in inside
             if form in ("item", "store") and not isinstance(use.parent.slice, gast.Constant):
-                return f"the dict '{name}' needs a constant key here", use.parent.slice
+                if not open_key:
+                    return f"the dict '{name}' needs a constant key here", use.parent.slice
         return None
 
     def form(self, use: _Use) -> str | None:
@@ -140,34 +395,27 @@ class _Lower:
             and isinstance(grand.args[0], gast.Constant)
         ):
             return "get"
+        view, seq, rest = self.viewed(use)
+        holder = rest[0] if rest else None
         if (
-            isinstance(parent, gast.Compare)
-            and len(parent.ops) == 1
-            and isinstance(parent.ops[0], (gast.In, gast.NotIn))
-            and parent.comparators[0] is use.node
-            and isinstance(parent.left, gast.Constant)
+            isinstance(holder, gast.Compare)
+            and view == "keys"
+            and len(holder.ops) == 1
+            and isinstance(holder.ops[0], (gast.In, gast.NotIn))
+            and holder.comparators[0] is seq
+            and isinstance(holder.left, gast.Constant)
         ):
             return "in"
         if (
-            isinstance(parent, gast.Call)
-            and parent.args == [use.node]
-            and not parent.keywords
-            and self.source.resolve(parent.func, set()) is builtins.len
+            isinstance(holder, gast.Call)
+            and len(holder.args) == 1
+            and holder.args[0] is seq
+            and not holder.keywords
+            and self.source.resolve(holder.func, set()) is builtins.len
         ):
             return "len"
-        loop = use.stmt if isinstance(use.stmt, gast.For) else None
-        if loop is not None and loop.iter is use.node:
-            return "keys"
-        if (
-            loop is not None
-            and isinstance(parent, gast.Attribute)
-            and parent.attr in _VIEWS
-            and isinstance(grand, gast.Call)
-            and loop.iter is grand
-            and not grand.args
-            and not grand.keywords
-        ):
-            return parent.attr
+        if self.iteration(use) is not None:
+            return "iterate"
         if isinstance(use.stmt, gast.Return) and (
             use.stmt.value is use.node
             or isinstance(use.stmt.value, gast.Tuple)
@@ -193,25 +441,9 @@ class _Lower:
     def lower(self, d: _Dict, uses: list[_Use]) -> None:
         display = d.made.value
         uses = [u for u in uses if not (u.stmt is d.made and isinstance(u.node.ctx, gast.Store))]
-        stores = [(u.parent.slice.value, u) for u in uses if self.form(u) == "store"]
-        # the keys held at a use: sure (display, stores earlier in the dict's own block) and
-        # possible (also stores nested in earlier statements or in the use's statement)
-        level = len(d.path) - 1
-
-        def held(path: tuple) -> tuple[list, set]:
-            k_use = path[level][0]
-            sure = [k.value for k in display.keys]
-            possible = set(sure)
-            for key, store in stores:
-                k = store.path[level][0]
-                if k < k_use or (k == k_use and len(store.path) > level + 1):
-                    possible.add(key)
-                    if len(store.path) == level + 1 and k < k_use and key not in sure:
-                        sure.append(key)
-            return sure, possible
-
+        stores = self.stores(uses)
         for use in uses:
-            self.replace(d, use, held)
+            self.replace(d, use, stores)
         for key, store in stores:
             store.grand.targets[0] = build.store(self.variable(d, key))
         assigns = [
@@ -226,9 +458,9 @@ class _Lower:
             lambda body: [s for stmt in body for s in (assigns if stmt is d.made else [stmt])],
         )
 
-    def replace(self, d: _Dict, use: _Use, held) -> None:
+    def replace(self, d: _Dict, use: _Use, stores: list) -> None:
         parent, grand, name = use.parent, use.grand, d.name
-        sure, possible = held(use.path)
+        sure, possible = self.held(d, stores, use.path)
 
         def known(key: object, node: gast.AST) -> bool:
             if key in sure:
@@ -242,13 +474,7 @@ class _Lower:
             )
 
         def all_known(node: gast.AST) -> list:
-            if set(sure) != possible:
-                raise self.error(
-                    f"the keys of the dict '{name}' here depend on the path taken; srcad needs "
-                    "to know them (store each key on every path first)",
-                    node,
-                )
-            return sure
+            return self.all_known(d, stores, use.path, node)
 
         form = self.form(use)
         if form == "store":
@@ -273,10 +499,12 @@ class _Lower:
                 value = grand.args[1] if len(grand.args) == 2 else build.const(None)
             _swap(use, grand, value)
         elif form == "in":
-            present = known(parent.left.value, parent)
-            _swap(use, parent, build.const(present == isinstance(parent.ops[0], gast.In)))
+            compare = self.viewed(use)[2][0]
+            present = known(compare.left.value, compare)
+            _swap(use, compare, build.const(present == isinstance(compare.ops[0], gast.In)))
         elif form == "len":
-            _swap(use, parent, build.const(len(all_known(parent))))
+            call = self.viewed(use)[2][0]
+            _swap(use, call, build.const(len(all_known(call))))
         elif form == "return":
             keys = all_known(use.node)
             rebuilt = gast.Dict(
@@ -284,33 +512,8 @@ class _Lower:
                 values=[build.load(self.variable(d, k)) for k in keys],
             )
             _swap(use, use.node, rebuilt)
-        else:
-            loop = use.stmt
-            keys = all_known(loop.iter)
-            for inner in gast.walk(loop):
-                if (
-                    isinstance(inner, gast.Subscript)
-                    and isinstance(inner.ctx, gast.Store)
-                    and isinstance(inner.value, gast.Name)
-                    and inner.value.id == name
-                ):
-                    raise self.error(
-                        f"changing the dict '{name}' while looping over it is not supported",
-                        inner,
-                    )
-            loop.iter = gast.copy_location(self.view(d, form, keys), loop.iter)
-
-    def view(self, d: _Dict, view: str, keys: list) -> gast.Tuple:
-        def value(key: object) -> gast.expr:
-            return build.load(self.variable(d, key))
-
-        if view == "keys":
-            elts = [build.const(k) for k in keys]
-        elif view == "values":
-            elts = [value(k) for k in keys]
-        else:
-            elts = [build.tuple_([build.const(k), value(k)]) for k in keys]
-        return build.tuple_(elts)
+        else:  # (iterations are written out before: see write_out)
+            raise AssertionError(f"dict use {form!r} left to lower")
 
 
 class _Missing:
@@ -321,16 +524,16 @@ _NONE = _Missing()
 
 
 def _uses(stmt: gast.stmt, path: tuple, name: str):
-    """Each occurrence of ``name`` in ``stmt``'s own parts, with its parent and grandparent."""
+    """Each occurrence of ``name`` in ``stmt``'s own parts, with what holds it."""
 
-    def visit(node: gast.AST, parent: gast.AST | None, grand: gast.AST | None):
+    def visit(node: gast.AST, ancestors: tuple):
         if isinstance(node, gast.Name) and node.id == name:
-            yield _Use(node, parent, grand, stmt, path)
+            yield _Use(node, ancestors, stmt, path)
         for child in gast.iter_child_nodes(node):
-            yield from visit(child, node, parent)
+            yield from visit(child, (node, *ancestors))
 
     for part in own_parts(stmt):
-        yield from visit(part, stmt, None)
+        yield from visit(part, (stmt,))
 
 
 def _binds(stmt: gast.stmt, name: str) -> bool:
@@ -362,6 +565,19 @@ def _swap(use: _Use, old: gast.AST, new: gast.AST) -> None:
                     if item is old:
                         value[k] = new
                         return
+
+
+def _loop_over(spot: _Spot, source: Source) -> gast.For | None:
+    """The loop whose items ``spot`` gives, through enumerate/zip/reversed, or None."""
+    current = spot.old
+    for above in spot.above:
+        if isinstance(above, gast.For):
+            return above if above.iter is current else None
+        callee = source.resolve(above.func, set()) if isinstance(above, gast.Call) else None
+        if callee not in _WRAPPERS or not any(a is current for a in above.args):
+            return None
+        current = above
+    return None
 
 
 def _after(made: tuple, path: tuple) -> bool:

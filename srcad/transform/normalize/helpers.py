@@ -10,7 +10,9 @@ the function itself; ``*args`` becomes the tuple of the call's arguments, ``**kw
 the dict of its other keywords; a recursive one only while the constants among its
 arguments decide how deep it goes: they are folded into its body, normalize/folding.py,
 and a recursive call with the same constants as a call it is inside, or beyond
-``_MAX_UNROLLED`` calls, leaves the outermost call a call), called where
+``_MAX_UNROLLED`` calls, leaves the outermost call a call; a recursive call with no
+constants stays a call; such calls are of the function's RecursiveCall where they can be,
+recursive_calls.py), called where
 it runs once per statement (not in a comprehension, a conditional expression, a
 short-circuit operand or a ``while`` test). So are ``srcad.checkpoint(f)`` (as ``f``: at
 second order nothing is rematerialized) and derivatives made by srcad (``srcad.grad(f)``
@@ -59,6 +61,7 @@ from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.stars import spread_call
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.walk import RenameNames, is_docstring
+from srcad.transform.recursive_calls import RecursiveCall, recursive_call
 from srcad.transform.snapshot import ABSENT, Snapshot, stored
 
 _UNSUPPORTED = (
@@ -104,6 +107,8 @@ class _Inliner:
         #: and how many calls of each helper its outermost call has written out
         self.unrolling: list[tuple[Callable, tuple]] = []
         self.unrolled: dict[Callable, int] = {}
+        #: the RecursiveCall of each recursive function whose calls stay calls
+        self.recursive: dict[Callable, RecursiveCall] = {}
 
     def block(
         self, stmts: list[gast.stmt], local: set[str], stack: list[Callable]
@@ -201,8 +206,9 @@ class _Inliner:
     ) -> gast.expr:
         """The call inlined; a recursive helper unrolled while the constants among its
         arguments decide its branches (each call with other constants than the calls it
-        is inside, at most ``_MAX_UNROLLED`` of them), else left a call (refused by name
-        at second order, see :func:`not_inlined_reason`)."""
+        is inside, at most ``_MAX_UNROLLED`` of them), else left a call: of its
+        :class:`RecursiveCall` where it can be (see :meth:`call_again`), else refused by
+        name at second order (see :func:`not_inlined_reason`)."""
         # (constants folded in every helper written out: a mutual recursion bottoms out too)
         constants = _constants(bound, parsed.tree)
         state = (
@@ -215,19 +221,49 @@ class _Inliner:
                 or state in self.unrolling
                 or self.unrolled.get(helper, 0) >= _MAX_UNROLLED
             ):
+                # how deep it goes is decided by data: this call stays a call, of the
+                # helper's RecursiveCall where it can be (else, or where the constants
+                # do not bottom out, the outermost call of the recursion stays a call)
+                outermost = stack == [helper]  # the function's own body calling it
+                if outermost or not constants:
+                    if self.call_again(helper, call, origin) or outermost:
+                        return call
                 raise _NotUnrolled(helper)
         else:
             self.unrolled[helper] = 0
         self.unrolling.append(state)
-        self.unrolled[helper] += 1
+        self.unrolled[helper] = self.unrolled.get(helper, 0) + 1
         try:
             return self.inline(helper, parsed, bound, call, out, local, stack, origin, constants)
         except _NotUnrolled as exc:
-            if helper in stack or exc.helper is not helper:
-                raise
-            return call  # how deep it goes is not decided here: it stays a call
+            # how deep it goes is not decided here: the outermost call of the recursion (in
+            # the function's own body, for the function itself) stays a call
+            if (exc.helper is helper and helper not in stack) or (
+                len(stack) == 1 and exc.helper is stack[0]
+            ):
+                self.call_again(helper, call, origin)
+                return call
+            raise
         finally:
             self.unrolling.pop()
+
+    def call_again(self, helper: Callable, call: gast.Call, origin: gast.stmt) -> bool:
+        """Whether a call of a recursive ``helper`` that stays a call was made a call of
+        its :class:`RecursiveCall` (whose derivative is differentiated again): where it
+        passes each parameter positionally and ``helper`` returns one value (else it is
+        refused by name at second order, see :func:`not_inlined_reason`)."""
+        parsed = self.parsed.get(helper)
+        again = (
+            recursive_call(helper, parsed.tree, call, _unpacked_into(origin, call))
+            if parsed is not None
+            else None
+        )
+        if again is None:
+            return False
+        again = self.recursive.setdefault(helper, again)
+        name = helper.__name__ if helper.__name__.isidentifier() else "f"
+        call.func = self.constant(again, f"{name}_again")
+        return True
 
     def function_of(self, obj: Any) -> Any:
         """The Python function a call of ``obj`` runs the body of: ``obj`` itself, the
@@ -264,23 +300,24 @@ class _Inliner:
         call.func = self.constant(again, name if name.isidentifier() else "f")
 
     def custom_jvp(self, call: gast.Call, custom: CustomJVP) -> None:
-        """A call of a custom_jvp function passing each positional parameter made a call of
-        its :class:`CustomJVPAgain` (its gradient code then calls functions srcad reads);
-        any other call is left as it was (refused by name at second order)."""
+        """A call of a custom_jvp function of positional parameters, given by position or
+        keyword (or left to their defaults), made a call of its :class:`CustomJVPAgain`
+        (its gradient code then calls functions srcad reads); any other call is left as
+        it was (refused by name at second order)."""
         if (
             custom.jvp is None
             or not inspect.isfunction(custom.fun)
-            or call.keywords
+            or any(k.arg is None for k in call.keywords)
             or any(isinstance(a, gast.Starred) for a in call.args)
         ):
             return
         try:
             signature = own_signature(custom.fun)
+            signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except (TypeError, ValueError):
             return
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        params = list(signature.parameters.values())
-        if len(params) != len(call.args) or any(p.kind not in kinds for p in params):
+        if any(p.kind not in kinds for p in signature.parameters.values()):
             return
         self.source.reads.setdefault((id(custom), "jvp"), stored(custom, "jvp"))
         again = self.again_jvp.get(custom)
@@ -534,9 +571,11 @@ def not_inlined_reason(helper: Callable) -> str | None:
     """Why the inliner leaves calls of ``helper`` as calls, where its body tells."""
     if _calls_itself(helper):
         return (
-            "it calls itself (recursion) and how deep it goes is not decided by constant "
-            f"arguments of the call (at most {_MAX_UNROLLED} calls are written out): "
-            "write the depth as a constant, or a loop"
+            "it calls itself (recursion whose depth depends on data: not decided by "
+            f"constant arguments of the call, or deeper than {_MAX_UNROLLED} calls), which "
+            "srcad follows to second order only, from a gradient, where the function "
+            "returns one value and each call passes every parameter positionally: write it "
+            "so, or write the depth as a constant, or a loop"
         )
     try:
         tree = parse_function(helper).tree

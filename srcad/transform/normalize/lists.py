@@ -6,12 +6,18 @@ gradient. ``xs.extend(vs)`` and ``xs += vs`` append each element (a loop over ``
 it is a display). ``ys = xs`` merges the names (an append through either reaches both).
 Any other change of a list (``xs[i] = v``, ``insert``, ``pop``, appending to a parameter) is
 refused. (Comprehensions were already made loops by ``comprehensions.py``.)
+
+In generated code differentiated again, a list passed to one of srcad's helpers that reads
+it for its length and its elements' shapes only (a static operand of the helper's rule:
+``scatter_element(items, i, g)``, ``unconcatenate(g, items)``) is passed as
+``static_list(items)``, a read of the list that carries no derivative.
 """
 
 from __future__ import annotations
 
 import gast
 
+from srcad.adjoints.registry import lookup
 from srcad.runtime import lists
 from srcad.transform import build
 from srcad.transform.analyses.tbr import may_precede, positions
@@ -125,7 +131,47 @@ def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str
     _check_contained(tree, source, built, lower.append)
     names = _list_names(tree, lower.append)
     _check_built_before_read(tree, source, names, lower.append)
+    _static_reads(tree, source, namer, names)
     return names
+
+
+def _static_reads(tree: gast.FunctionDef, source: Source, namer: Namer, names: set[str]) -> None:
+    """A list of ``names`` that generated code passes to a helper of srcad's as a static
+    operand of its rule becomes ``static_list(name)`` there (see module doc)."""
+    local = _stored_names(tree)
+    for stmt in all_statements(tree.body):
+        for part in own_parts(stmt):
+            for node in gast.walk(part):
+                if not isinstance(node, gast.Call):
+                    continue
+                callee = source.resolve(node.func, local)
+                module = getattr(callee, "__module__", None) or ""
+                rule = lookup(callee) if module.startswith("srcad.runtime") else None
+                if rule is None or not rule.static:
+                    continue
+                operands = [*zip(rule.operands, node.args)]
+                operands += [(k.arg, k.value) for k in node.keywords]
+                for param, arg in operands:
+                    if param in rule.static and isinstance(arg, gast.Name) and arg.id in names:
+                        helper = source.bind(namer, lists.static_list, "static_list")
+                        wrapped = build.call(helper, build.load(arg.id))
+                        _replace(node, arg, wrapped)
+
+
+def _replace(call: gast.Call, old: gast.expr, new: gast.expr) -> None:
+    """Put ``new`` where ``old`` is among ``call``'s arguments."""
+    call.args = [new if a is old else a for a in call.args]
+    for keyword in call.keywords:
+        if keyword.value is old:
+            keyword.value = new
+
+
+def _stored_names(tree: gast.FunctionDef) -> set[str]:
+    return {
+        node.id
+        for node in gast.walk(tree)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param))
+    }
 
 
 def _built_lists(tree: gast.FunctionDef) -> set[str]:

@@ -2,6 +2,9 @@
 
 ``for row in A`` becomes ``for _k in range(len(A)): row = A[_k]``; ``enumerate`` and
 ``zip`` likewise index their sequences, so the reverse pass only ever reverses ranges.
+A loop over a display is unrolled, its items evaluated before the loop as Python does;
+:func:`unroll_written_out` unrolls loops whose items are written out while transforming
+(a dict's keys: see ``dicts.py``), binding constants in the body.
 """
 
 from __future__ import annotations
@@ -164,11 +167,50 @@ class _Loops:
                 stmt,
             )
         out: list[gast.stmt] = []
+        elts = []
+        stored = _stored_names(stmt)
         for elt in stmt.iter.elts:
+            # Python evaluates the whole display before the first turn: a later item
+            # reading a name the body assigns must see its value from before the loop
+            elts.append(_once(elt, stored, self.namer, out))
+        for new in out:
+            self._mark(new, stmt)
+        for elt in elts:
             out.append(self._mark(build.assign(copy.deepcopy(stmt.target), elt), stmt))
             out.extend(self.block(copy.deepcopy(stmt.body)))
         out.extend(stmt.orelse)
         return out
+
+
+def _stored_names(loop: gast.For, target: bool = True) -> set[str]:
+    """The names a loop's body (and ``target``: its target) assigns."""
+    return {
+        n.id
+        for part in ([loop.target, *loop.body] if target else loop.body)
+        for n in gast.walk(part)
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+    }
+
+
+def _fixed(expr: gast.expr, stored: set[str]) -> bool:
+    """Whether ``expr`` has the same value on every turn of a loop assigning ``stored``:
+    a constant, or a name the loop does not assign."""
+    if isinstance(expr, gast.Constant):
+        return True
+    return isinstance(expr, gast.Name) and expr.id not in stored
+
+
+def _once(expr: gast.expr, stored: set[str], namer: Namer, before: list[gast.stmt]) -> gast.expr:
+    """``expr`` as a loop's item: evaluated before the loop (into ``before``) unless it is
+    the same on every turn; a tuple display part by part, so its constants stay constants
+    and no tuple of differentiable values is made."""
+    if _fixed(expr, stored) or isinstance(expr, gast.Starred):
+        return expr
+    if isinstance(expr, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in expr.elts):
+        return build.tuple_([_once(e, stored, namer, before) for e in expr.elts])
+    held = namer.fresh_temp("_item")
+    before.append(build.assign(held, expr))
+    return build.load(held)
 
 
 def desugar_loops(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
@@ -265,3 +307,178 @@ class _Substitute(gast.NodeTransformer):
         if node.id == self.name and isinstance(node.ctx, gast.Load):
             return gast.copy_location(copy.deepcopy(self.value), node)
         return node
+
+
+#: iterators the written-out unroller cannot index (a sequence passed to zip can be)
+_NOT_INDEXABLE = {builtins.enumerate, builtins.zip, *_ITERATORS}
+
+
+class _WrittenOut:
+    """The items of a loop whose items are written out while transforming: a display,
+    and ``enumerate``, ``zip`` (with other sequences) and ``reversed`` of displays."""
+
+    def __init__(self, loop: gast.For, source: Source, namer: Namer) -> None:
+        self.loop = loop
+        self.source = source
+        self.namer = namer
+        self.stored = _stored_names(loop)
+        #: what is evaluated once, before the loop
+        self.before: list[gast.stmt] = []
+
+    def callee(self, expr: gast.expr) -> object:
+        if isinstance(expr, gast.Call):
+            return self.source.resolve(expr.func, set())
+        return MISSING
+
+    def items(self, expr: gast.expr) -> tuple[list[gast.expr], list[list[str]]] | None:
+        """The items ``expr`` yields, with (for each) the sequences whose length must
+        exceed its index for it to be yielded (zip stops at the shortest); None when they
+        are not written out."""
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            if any(isinstance(e, gast.Starred) for e in expr.elts):
+                return None
+            # a dict view written out reads each value on its turn, as the view does;
+            # any other display is evaluated whole, before the loop
+            live = getanno(expr, "live", False)
+            elts = [e if live else self.once(e) for e in expr.elts]
+            return elts, [[] for _ in elts]
+        fn = self.callee(expr)
+        if fn is builtins.reversed and len(expr.args) == 1 and not expr.keywords:
+            found = self.items(expr.args[0])
+            return None if found is None else (found[0][::-1], found[1][::-1])
+        if fn is builtins.enumerate:
+            return self.enumerated(expr)
+        if fn is builtins.zip:
+            return self.zipped(expr)
+        return None
+
+    def enumerated(self, expr: gast.Call) -> tuple[list, list] | None:
+        given = [*expr.args[1:], *(k.value for k in expr.keywords if k.arg == "start")]
+        if not expr.args or len(given) + 1 != len(expr.args) + len(expr.keywords):
+            return None
+        start = given[0] if given else build.const(0)
+        if not (isinstance(start, gast.Constant) and type(start.value) is int):
+            return None
+        found = self.items(expr.args[0])
+        if found is None:
+            return None
+        items = [build.tuple_([build.const(start.value + k), e]) for k, e in enumerate(found[0])]
+        return items, found[1]
+
+    def zipped(self, expr: gast.Call) -> tuple[list, list] | None:
+        if any(
+            k.arg != "strict" or not isinstance(k.value, gast.Constant) or k.value.value
+            for k in expr.keywords
+        ):
+            return None  # zip(..., strict=True) is left to the loop kept as a loop
+        parts: list = []
+        for arg in expr.args:
+            found = self.items(arg) or self.range_items(arg)
+            if found is None and self.callee(arg) in _NOT_INDEXABLE:
+                return None
+            parts.append(found if found is not None else self.sequence(arg))
+        written = [p for p in parts if isinstance(p, tuple)]
+        if not written:
+            return None
+        count = min(len(p[0]) for p in written)
+        items, bounds = [], []
+        for k in range(count):
+            elts, needs = [], []
+            for part in parts:
+                if isinstance(part, tuple):
+                    elts.append(part[0][k])
+                    needs.extend(part[1][k])
+                else:
+                    read = gast.Subscript(
+                        value=build.load(part), slice=build.const(k), ctx=gast.Load()
+                    )
+                    elts.append(read)
+                    needs.append(part)
+            items.append(build.tuple_(elts))
+            bounds.append(needs)
+        return items, bounds
+
+    def range_items(self, expr: gast.expr) -> tuple[list, list] | None:
+        """``range`` of constants, inside ``zip``."""
+        if self.callee(expr) is not builtins.range or expr.keywords:
+            return None
+        bounds = [a.value if isinstance(a, gast.Constant) else None for a in expr.args]
+        if not bounds or any(type(b) is not int for b in bounds):
+            return None
+        values = range(*bounds)
+        return [build.const(v) for v in values], [[] for _ in values]
+
+    def once(self, expr: gast.expr) -> gast.expr:
+        return _once(expr, self.stored, self.namer, self.before)
+
+    def sequence(self, expr: gast.expr) -> str:
+        """The name of a sequence zip reads, evaluated once before the loop."""
+        if isinstance(expr, gast.Name) and expr.id not in self.stored:
+            return expr.id
+        held = self.namer.fresh_temp("_seq")
+        self.before.append(build.assign(held, expr))
+        return held
+
+
+def unroll_written_out(loop: gast.For, source: Source, namer: Namer) -> list[gast.stmt] | None:
+    """One copy of ``loop``'s body per item when its items are written out (see
+    :class:`_WrittenOut`): a name bound to a constant (a dict's key, an index of
+    ``enumerate``) is written as the constant in the copy, so ``d[k]`` reads a constant
+    key; an item of ``zip`` that another sequence may lack is guarded by its length. None
+    when the items are not written out or the body has ``break``/``continue``."""
+    if _jumps_out(loop.body):
+        return None
+    written = _WrittenOut(loop, source, namer)
+    found = written.items(loop.iter)
+    if found is None:
+        return None
+    length = build.load(namer.bind_global(builtins.len, "len"))
+    out = list(written.before)
+    assigned = _stored_names(loop, target=False)
+    for index, (item, needs) in enumerate(zip(*found)):
+        fixed: dict[str, gast.Constant] = {}
+        body = [_mark(s, loop) for s in _bind(loop.target, item, fixed, assigned)]
+        for stmt in copy.deepcopy(loop.body):
+            for name, value in fixed.items():
+                stmt = _Substitute(name, value).visit(stmt)
+            body.append(stmt)
+        if not needs:
+            out.extend(body)
+            continue
+        tests = [
+            gast.Compare(
+                left=build.call(copy.deepcopy(length), build.load(n)),
+                ops=[gast.Gt()],
+                comparators=[build.const(index)],
+            )
+            for n in needs
+        ]
+        test = tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.And(), values=tests)
+        out.append(_mark(gast.If(test=test, body=body, orelse=[]), loop))
+    for stmt in written.before:
+        _mark(stmt, loop)
+    return out + loop.orelse
+
+
+def _mark(node: gast.stmt, origin: gast.stmt) -> gast.stmt:
+    gast.copy_location(node, origin)
+    setanno(node, "origin", getanno(origin, "origin", origin))
+    return node
+
+
+def _bind(
+    target: gast.expr, item: gast.expr, fixed: dict[str, gast.Constant], assigned: set[str]
+) -> list[gast.stmt]:
+    """``target = item``, part by part where both are tuples; a name bound to a constant
+    the body does not assign (``assigned``) goes into ``fixed``."""
+    if (
+        isinstance(target, (gast.Tuple, gast.List))
+        and isinstance(item, gast.Tuple)
+        and len(target.elts) == len(item.elts)
+        and not any(isinstance(t, gast.Starred) for t in target.elts)
+    ):
+        return [s for t, i in zip(target.elts, item.elts) for s in _bind(t, i, fixed, assigned)]
+    if isinstance(target, gast.Name) and isinstance(item, gast.Constant):
+        if target.id not in assigned:
+            fixed[target.id] = item
+    return [build.assign(copy.deepcopy(target), copy.deepcopy(item))]

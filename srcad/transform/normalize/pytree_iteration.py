@@ -26,7 +26,7 @@ def has_jump(stmt: gast.For) -> bool:
     return any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(stmt))
 
 
-def _indexes_with(body: list[gast.stmt], names: set[str]) -> bool:
+def indexes_with(body: list[gast.stmt], names: set[str]) -> bool:
     """Whether ``body`` indexes anything with one of ``names`` (``d[k]``, ``d.get(k)``)."""
     for node in (n for stmt in body for n in gast.walk(stmt)):
         index = None
@@ -167,6 +167,6 @@ class Iteration(Resolver):
         if any(isinstance(i, View) and not i.is_leaf for i in items):
             return items
         if all(isinstance(i, Const) for i in items) and not has_jump(stmt):
-            if _indexes_with(stmt.body, _target_names(stmt.target)):
+            if indexes_with(stmt.body, _target_names(stmt.target)):
                 return items
         return None

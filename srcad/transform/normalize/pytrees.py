@@ -351,6 +351,10 @@ class _Expand(Iteration):
                 return []
             if isinstance(target, (gast.Tuple, gast.List)) and view is not None:
                 return self.unpack(stmt, target, view)
+            if isinstance(target, (gast.Tuple, gast.List)) and self.holds_view(stmt.value):
+                pairs = self.display_pairs(target, stmt.value)
+                if pairs is not None:
+                    return self.unpack_display(stmt, pairs)
             if isinstance(target, gast.Name) and self.nests_views(stmt.value, top=True):
                 return self.display_alias(target.id, stmt.value, stmt)
         if isinstance(stmt, gast.For):
@@ -467,6 +471,45 @@ class _Expand(Iteration):
         out: list[gast.stmt] = []
         for elt, child in zip(target.elts, view.children()):
             out.extend(self.bind(elt, child, stmt))
+        return out
+
+    def display_pairs(self, target: gast.expr, value: gast.expr) -> list | None:
+        """``(p,), (dp,) = primals, tangents``: each target part with the value it gets,
+        matched through displays of the same length; None where they do not match."""
+        nested = isinstance(target, (gast.Tuple, gast.List))
+        if not (nested and isinstance(value, (gast.Tuple, gast.List))):
+            return [(target, value)]
+        parts = [*target.elts, *value.elts]
+        if len(target.elts) != len(value.elts) or any(isinstance(p, gast.Starred) for p in parts):
+            return None
+        pairs: list = []
+        for elt, part in zip(target.elts, value.elts):
+            whole = self.resolve(part) is not None
+            inner = [(elt, part)] if whole else self.display_pairs(elt, part)
+            if inner is None:
+                return None
+            pairs.extend(inner)
+        return pairs
+
+    def unpack_display(self, stmt: gast.Assign, pairs: list) -> list[gast.stmt]:
+        """Unpack a display holding sub-trees: the sub-trees bound statically, the other
+        values first held in temporaries (Python evaluates the whole right side before it
+        assigns, so ``x, (a,) = a, params`` reads the old ``a``)."""
+        out: list[gast.stmt] = []
+        later: list[tuple[gast.expr, Any]] = []
+        for target, value in pairs:
+            view = self.resolve(value)
+            if view is not None:
+                later.append((target, view))
+                continue
+            held = self.namer.fresh_temp("_unpacked")
+            out.append(self.mark(build.assign(held, self.expression(value)), stmt))
+            later.append((target, held))
+        for target, value in later:
+            if isinstance(value, View):
+                out.extend(self.bind(target, value, stmt))
+            else:
+                out.extend(self.statement(self.mark(build.assign(target, build.load(value)), stmt)))
         return out
 
     def unroll(self, stmt: gast.For, items: list) -> list[gast.stmt]:

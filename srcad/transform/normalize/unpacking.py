@@ -406,6 +406,9 @@ class _Picker(Transformer):
             return None
         if isinstance(op, JVPFunction):
             return ["value", "tangent"]  # ``srcad.jvp(f, ...)[1]`` written inside
+        count = getattr(op, "srcad_results", None)  # a handle's function (calls.py)
+        if isinstance(count, int):
+            return [f"result{k}" for k in range(count)]
         rule = lookup(op) or lookup_tangent(op)
         if rule is None or not rule.results:
             return None

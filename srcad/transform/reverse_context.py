@@ -1,0 +1,85 @@
+"""What every part of one reverse transformation reads, and the helpers they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gast
+
+from srcad.transform.analyses.activity import Activity
+from srcad.transform.analyses.shapes import Rank, SameShape
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.frontend import Source
+from srcad.transform.naming import Namer
+from srcad.transform.nodes import names
+
+
+@dataclass
+class Context:
+    """What every part of one reverse transformation reads."""
+
+    source: Source
+    namer: Namer
+    local: set[str]
+    activity: Activity
+    shapes: SameShape
+    xp_name: str
+    tape_name: str
+    adjoint_names: dict[str, str]
+    stable: frozenset[str]
+    #: the names of the in-place update helpers (setitem, scatter)
+    setitem: tuple[str, ...] = ()
+    #: names of memory that an update changes in place (under any of its names)
+    updated_memory: frozenset[str] = frozenset()
+    #: tapes of generated code being differentiated again, and the tapes of their adjoints
+    tapes: dict[str, str] = field(default_factory=dict)
+    #: those of ``tapes`` carrying a varied value: every push and pop on them gets its
+    #: adjoint, so that the adjoint tape's pushes and pops pair up as the tape's do
+    active_tapes: frozenset[str] = frozenset()
+    #: ``(ndim, full)`` of names, when specialized for the arguments' ranks
+    ranks: dict[str, Rank] = field(default_factory=dict)
+    #: names whose adjoint may be zero where a selection did not choose the value (see
+    #: srcad/transform/analyses/masking.py): the elementwise rules reading them multiply
+    #: zero-safely, so an untaken branch's infinite or NaN derivative adds 0
+    masked: frozenset[str] = frozenset()
+
+    def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
+        """``(array, index)`` if ``stmt`` is an in-place element update."""
+        value = getattr(stmt, "value", None)
+        if (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id in self.setitem
+        ):
+            return value.args[0].id, value.args[1]
+        return None
+
+
+def generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
+    """``stmt`` marked as generated (``pure``: the optimizer may drop or inline it)."""
+    setanno(stmt, "pure", pure)
+    setanno(stmt, "generated", True)
+    return stmt
+
+
+def reads_of_primal(stmts: list[gast.stmt], ctx: Context) -> set[str]:
+    """The local primal names ``stmts`` read (what the backward pass needs of the primal)."""
+    local = ctx.local
+    found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
+    return found.difference(ctx.adjoint_names.values()) if found else found
+
+
+def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
+    """Every Name in ``stmts``, leaving out statements superseded by a later rewrite."""
+    out: list[gast.Name] = []
+    for stmt in stmts:
+        if getanno(stmt, "superseded", False):
+            continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            out.extend(names(stmt.test) if isinstance(stmt, (gast.If, gast.While)) else [])
+            if isinstance(stmt, gast.For):
+                out.extend(names(stmt.target) + names(stmt.iter))
+            out.extend(_live_names(stmt.body) + _live_names(stmt.orelse))
+        else:
+            out.extend(names(stmt))
+    return out
