@@ -64,21 +64,33 @@ def abs_slope_adjoint(s, x, y):
     d[x] = abs_slope_vjp(d[s], x, y)
 
 
-# abs_slope's own derivatives, linear in what they carry; their derivative in x is zero
-# for real x (sign is flat) and not written for complex x: these rules are not marked
-# complex-safe, so a complex x is refused at run time rather than given a zero
+# abs_slope's own derivatives are linear in what they carry (t, g) and the same map S
+# (its own transpose under Re(a * b)): S t = (conj(t) - conj(x) a / r^2) / r, with
+# r = |x|, a = Re(conj(x) t). Their derivative in x along u is
+# K(t, u) = ((3 a b / r^2 - Re(conj(t) u)) conj(x) - a conj(u) - b conj(t)) / r^3,
+# b = Re(conj(x) u), symmetric in t and u; 0 at x = 0 (the subgradient) and, through its
+# real part, for real x (sign is flat). K is written with ops that have rules, so these
+# differentiate to any order.
 
 
 @adjoint(abs_slope_jvp, static=("y",))
 def abs_slope_jvp_adjoint(r, t, x, y):
     d[t] = abs_slope_vjp(d[r], x, y)
-    d[x] = xp.zeros_like(x)
+    n = unit_if_zero(y)
+    a = xp.real(xp.conj(x) * t)
+    h = xp.real(xp.conj(x) * d[r])
+    shared = (3 * a * h / (n * n) - xp.real(d[r] * xp.conj(t))) * xp.conj(x)
+    d[x] = real_like(xp.where(y == 0, 0, (shared - a * xp.conj(d[r]) - h * xp.conj(t)) / n**3), x)
 
 
 @adjoint(abs_slope_vjp, static=("y",))
 def abs_slope_vjp_adjoint(r, g, x, y):
     d[g] = abs_slope_jvp(d[r], x, y)
-    d[x] = xp.zeros_like(x)
+    n = unit_if_zero(y)
+    a = xp.real(xp.conj(x) * g)
+    h = xp.real(xp.conj(x) * d[r])
+    shared = (3 * a * h / (n * n) - xp.real(d[r] * xp.conj(g))) * xp.conj(x)
+    d[x] = real_like(xp.where(y == 0, 0, (shared - a * xp.conj(d[r]) - h * xp.conj(g)) / n**3), x)
 
 
 nondifferentiable(hermitian_weights, angle_unit)
@@ -106,13 +118,21 @@ def abs_slope_tangent(s, x, y):
 @tangent(abs_slope_jvp, static=("y",))
 def abs_slope_jvp_tangent(r, t, x, y):
     d[r] = abs_slope_jvp(d[t], x, y)
-    d[r] = xp.zeros_like(d[x])
+    n = unit_if_zero(y)
+    a = xp.real(xp.conj(x) * t)
+    b = xp.real(xp.conj(x) * d[x])
+    shared = (3 * a * b / (n * n) - xp.real(xp.conj(t) * d[x])) * xp.conj(x)
+    d[r] = real_like(xp.where(y == 0, 0, (shared - a * xp.conj(d[x]) - b * xp.conj(t)) / n**3), x)
 
 
 @tangent(abs_slope_vjp, static=("y",))
 def abs_slope_vjp_tangent(r, g, x, y):
     d[r] = abs_slope_vjp(d[g], x, y)
-    d[r] = xp.zeros_like(d[x])
+    n = unit_if_zero(y)
+    a = xp.real(xp.conj(x) * g)
+    b = xp.real(xp.conj(x) * d[x])
+    shared = (3 * a * b / (n * n) - xp.real(xp.conj(g) * d[x])) * xp.conj(x)
+    d[r] = real_like(xp.where(y == 0, 0, (shared - a * xp.conj(d[x]) - b * xp.conj(g)) / n**3), x)
 
 
 # ---- the helpers of the refusal of complex values (registry.complex_safe) ----

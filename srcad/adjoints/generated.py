@@ -32,6 +32,11 @@ from srcad.runtime.accumulate import (
     untile,
 )
 from srcad.runtime.backend import array_namespace, math_namespace
+from srcad.runtime.einsums import (
+    einsum_replaced,
+    grad_einsum_general_replacing,
+    grad_einsum_replaced,
+)
 from srcad.runtime.higher import (
     concatenated_part,
     einsum_replacing_two,
@@ -333,6 +338,90 @@ def einsum_replacing_tangent(y, subscripts, operands, i, t):
         d[y] = einsum_replacing_two(subscripts, operands, i, t, j, d[x])
 
 
+# einsum's product-rule terms (srcad/runtime/einsums.py, "to any order"), each linear in
+# the incoming gradient and in every array it reads as an operand (the others it reads for
+# their shapes). With c the cotangent of y:
+# <grad_einsum_replacing(s, g, ops, i, j, t), c> = <g, einsum of ops, j -> t and i -> c>.
+
+
+@adjoint(grad_einsum_replacing, static=("subscripts", "i", "j"))
+def grad_einsum_replacing_adjoint(y, subscripts, g, operands, i, j, t):
+    d[g] = unbroadcast(einsum_replacing_two(subscripts, operands, i, d[y], j, t), g)
+    d[t] = grad_einsum_replacing(subscripts, g, operands, j, i, d[y])
+    for m, x in enumerate(operands):
+        d[x] = grad_einsum_replaced(subscripts, g, m, (j, i), *operands, t, d[y])
+
+
+@tangent(grad_einsum_replacing, static=("subscripts", "i", "j"))
+def grad_einsum_replacing_tangent(y, subscripts, g, operands, i, j, t):
+    d[y] = grad_einsum_replacing(subscripts, d[g], operands, i, j, t)
+    d[y] = grad_einsum_replacing(subscripts, g, operands, i, j, d[t])
+    for m, x in enumerate(operands):
+        d[y] = grad_einsum_replaced(subscripts, g, i, (j, m), *operands, t, d[x])
+
+
+# the same for einsum in any form (``...``, a diagonal, operands broadcast)
+@adjoint(grad_einsum_general_replacing, static=("subscripts", "i", "j"))
+def grad_einsum_general_replacing_adjoint(y, subscripts, g, operands, i, j, t):
+    d[g] = unbroadcast(einsum_replacing_two(subscripts, operands, i, d[y], j, t), g)
+    d[t] = grad_einsum_general_replacing(subscripts, g, operands, j, i, d[y])
+    for m, x in enumerate(operands):
+        d[x] = grad_einsum_replaced(subscripts, g, m, (j, i), *operands, t, d[y])
+
+
+@tangent(grad_einsum_general_replacing, static=("subscripts", "i", "j"))
+def grad_einsum_general_replacing_tangent(y, subscripts, g, operands, i, j, t):
+    d[y] = grad_einsum_general_replacing(subscripts, d[g], operands, i, j, t)
+    d[y] = grad_einsum_general_replacing(subscripts, g, operands, i, j, d[t])
+    for m, x in enumerate(operands):
+        d[y] = grad_einsum_replaced(subscripts, g, i, (j, m), *operands, t, d[x])
+
+
+@adjoint(einsum_replacing_two, static=("subscripts", "i", "j"))
+def einsum_replacing_two_adjoint(y, subscripts, operands, i, t, j, u):
+    d[t] = grad_einsum_general_replacing(subscripts, d[y], operands, i, j, u)
+    d[u] = grad_einsum_general_replacing(subscripts, d[y], operands, j, i, t)
+    for m, x in enumerate(operands):
+        d[x] = grad_einsum_replaced(subscripts, d[y], m, (i, j), *operands, t, u)
+
+
+@tangent(einsum_replacing_two, static=("subscripts", "i", "j"))
+def einsum_replacing_two_tangent(y, subscripts, operands, i, t, j, u):
+    d[y] = einsum_replacing_two(subscripts, operands, i, d[t], j, u)
+    d[y] = einsum_replacing_two(subscripts, operands, i, t, j, d[u])
+    for m, x in enumerate(operands):
+        d[y] = einsum_replaced(subscripts, (i, j, m), *operands, t, u, d[x])
+
+
+# a derivative of these replaces one more operand: ``replaced + (k,)`` and one array more
+
+
+@adjoint(einsum_replaced, static=("subscripts", "replaced"))
+def einsum_replaced_adjoint(y, subscripts, replaced, *arrays):
+    for k, x in enumerate(arrays):
+        d[x] = grad_einsum_replaced(subscripts, d[y], k, replaced, *arrays)
+
+
+@tangent(einsum_replaced, static=("subscripts", "replaced"))
+def einsum_replaced_tangent(y, subscripts, replaced, *arrays):
+    for k, x in enumerate(arrays):
+        d[y] = einsum_replaced(subscripts, replaced + (k,), *arrays, d[x])
+
+
+@adjoint(grad_einsum_replaced, static=("subscripts", "k", "replaced"))
+def grad_einsum_replaced_adjoint(y, subscripts, g, k, replaced, *arrays):
+    d[g] = unbroadcast(einsum_replaced(subscripts, replaced + (k,), *arrays, d[y]), g)
+    for m, x in enumerate(arrays):
+        d[x] = grad_einsum_replaced(subscripts, g, m, replaced + (k,), *arrays, d[y])
+
+
+@tangent(grad_einsum_replaced, static=("subscripts", "k", "replaced"))
+def grad_einsum_replaced_tangent(y, subscripts, g, k, replaced, *arrays):
+    d[y] = grad_einsum_replaced(subscripts, d[g], k, replaced, *arrays)
+    for m, x in enumerate(arrays):
+        d[y] = grad_einsum_replaced(subscripts, g, k, replaced + (m,), *arrays, d[x])
+
+
 # solve: y = grad_solve_rhs(g, a) solves a.T @ y = g, so dy = solve(a.T, dg - da.T @ y);
 # grad_solve_lhs(gb, x) = -gb @ x.T is bilinear
 
@@ -489,9 +578,11 @@ def unstack_tangent(y, g, axis=0):
     d[y] = unstack(d[g], axis)
 
 
+# (the pieces' gradients may be one array, where generated code made them with zeros_like
+# of the list and updated them by index: their gradient is then that array's form too)
 @adjoint(restack, static=("pieces",))
 def restack_adjoint(y, gs, pieces, axis=0):
-    d[gs] = unstack(d[y], axis)
+    d[gs] = relisted_gradient(unstack(d[y], axis), gs)
 
 
 @tangent(restack, static=("pieces",))

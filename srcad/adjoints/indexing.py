@@ -8,7 +8,7 @@ import numpy as np
 
 from srcad.adjoints.registry import GETITEM, Operator, adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import add_at, along_axis_index, unbroadcast
-from srcad.runtime.inplace import scatter, setitem, surviving, zeroed
+from srcad.runtime.inplace import scatter, scattered, setitem, surviving, zeroed
 from srcad.runtime.puts import diagonal_positions, flat_positions, put_gathered, put_values
 
 
@@ -51,6 +51,12 @@ def scatter_(y, x, index, value):
     d[x] = zeroed(d[y], index)
 
 
+@adjoint(scattered, static=("index",))
+def scattered_adjoint(y, x, index, value):
+    d[value] = unbroadcast(surviving(d[y][index], index, d[y]), value)
+    d[x] = zeroed(d[y], index)
+
+
 # np.put and its relatives, lowered to put_values (transform/normalize/mutating_calls.py)
 @adjoint(put_values, static=("indices", "mode"))
 def put_values_adjoint(y, array, indices, values, mode="raise"):
@@ -83,6 +89,11 @@ def setitem_tangent(y, x, index, value):
 @tangent(scatter, static=("index",))
 def scatter_tangent(y, x, index, value):
     d[y] = scatter(d[x], index, d[value])
+
+
+@tangent(scattered, static=("index",))
+def scattered_tangent(y, x, index, value):
+    d[y] = scattered(d[x], index, d[value])
 
 
 @tangent(np.take_along_axis, static=("indices",))

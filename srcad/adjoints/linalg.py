@@ -156,12 +156,27 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
     # the 2-norm of vectors or Frobenius norm of matrices along axis in operations that
     # differentiate again to any order (a zero norm has x == 0 along the axis: the
     # subgradient 0 there); another ord through the slope of each slice's norm
-    # (complex x: the 2-norm and Frobenius norm only; the slope of another ord is real's)
+    # (complex x: the 2-norm and Frobenius norm only; the slope of another ord is real's).
+    # A vector's 2-norm (ord=2 along one axis) is that of ord None; a vector's p-norm (p
+    # not 0, 1 or infinite) has the slope sign(x) (|x| / y)^(p-1), written with ops that
+    # have rules so that it too differentiates to any order (0 where x or y is 0, as
+    # norm_slope's)
+    axes = norm_axes(x, axis)
+    two = ord in (None, "fro") or (ord == 2 and len(axes) == 1)
+    power = len(axes) == 1 and ord not in (0, 1, 2, float("inf"), float("-inf"))
+    n = keep_reduced(y, x, axes, keepdims)
+    ok = (x != 0) & (n != 0)
+    ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
     d[x] = complex_checked_unless(
         keep_reduced(real_part(d[y]) / unit_if_zero(y), x, axis, keepdims) * xp.conj(x)
-        if ord in (None, "fro")
-        else keep_reduced(d[y], x, norm_axes(x, axis), keepdims) * norm_slope(x, ord, axis),
-        ord in (None, "fro"),
+        if two
+        else keep_reduced(d[y], x, axes, keepdims)
+        * (
+            xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
+            if power
+            else norm_slope(x, ord, axis)
+        ),
+        two,
         "np.linalg.norm with an ord other than None and 'fro'",
         (x,),
     )
@@ -169,14 +184,19 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
 
 @adjoint(np.linalg.vector_norm)
 def vector_norm(y, x, axis=None, keepdims=False, ord=2):
+    axes = norm_axes(x, axis, "vector")
+    n = keep_reduced(y, x, axes, keepdims)
+    ok = (x != 0) & (n != 0)
+    ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
     slope = (
-        conj_if_complex(x)
-        / keep_reduced(unit_if_zero(y), x, norm_axes(x, axis, "vector"), keepdims)
+        conj_if_complex(x) / unit_if_zero(n)
         if ord == 2
+        else xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
+        if ord not in (0, 1, float("inf"), float("-inf"))
         else norm_slope(x, ord, axis, "vector")
     )
     d[x] = complex_checked_unless(
-        keep_reduced(real_part(d[y]), x, norm_axes(x, axis, "vector"), keepdims) * slope,
+        keep_reduced(real_part(d[y]), x, axes, keepdims) * slope,
         ord == 2,
         "np.linalg.vector_norm with an ord other than 2",
         (x,),
@@ -344,11 +364,27 @@ def matrix_power_tangent(y, a, n):
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
+    # (the slopes of the adjoint's)
+    axes = norm_axes(x, axis)
+    two = ord in (None, "fro") or (ord == 2 and len(axes) == 1)
+    power = len(axes) == 1 and ord not in (0, 1, 2, float("inf"), float("-inf"))
+    n = keep_reduced(y, x, axes, keepdims)
+    ok = (x != 0) & (n != 0)
+    ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
     d[y] = complex_checked_unless(
         xp.real(xp.sum(xp.conj(x) * d[x], axis=axis, keepdims=keepdims)) / unit_if_zero(y)
-        if ord in (None, "fro")
-        else xp.sum(d[x] * norm_slope(x, ord, axis), axis=norm_axes(x, axis), keepdims=keepdims),
-        ord in (None, "fro"),
+        if two
+        else xp.sum(
+            d[x]
+            * (
+                xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
+                if power
+                else norm_slope(x, ord, axis)
+            ),
+            axis=axes,
+            keepdims=keepdims,
+        ),
+        two,
         "np.linalg.norm with an ord other than None and 'fro'",
         (x,),
     )
@@ -356,15 +392,21 @@ def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
 
 @tangent(np.linalg.vector_norm)
 def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
+    axes = norm_axes(x, axis, "vector")
+    n = keep_reduced(y, x, axes, keepdims)
+    ok = (x != 0) & (n != 0)
+    ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
     d[y] = complex_checked_unless(
-        xp.real(
-            xp.sum(conj_if_complex(x) * d[x], axis=norm_axes(x, axis, "vector"), keepdims=keepdims)
-        )
-        / unit_if_zero(y)
+        xp.real(xp.sum(conj_if_complex(x) * d[x], axis=axes, keepdims=keepdims)) / unit_if_zero(y)
         if ord == 2
         else xp.sum(
-            d[x] * norm_slope(x, ord, axis, "vector"),
-            axis=norm_axes(x, axis, "vector"),
+            d[x]
+            * (
+                xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
+                if ord not in (0, 1, float("inf"), float("-inf"))
+                else norm_slope(x, ord, axis, "vector")
+            ),
+            axis=axes,
             keepdims=keepdims,
         ),
         ord == 2,

@@ -117,3 +117,57 @@ def einsum_general_replacing(subscripts: str, operands: Sequence[Any], i: int, t
 
 def _replaced(operands: Sequence[Any], i: int, t: Any) -> list[Any]:
     return [t if k == i else op for k, op in enumerate(operands)]
+
+
+# ---- product-rule terms to any order. Each derivative of an einsum term replaces one more
+# operand by a tangent (or a gradient), so the terms are written with the replacements as
+# data: ``arrays`` holds the operands, then each replacement in turn; ``replaced[r]`` is
+# the index (into ``arrays``) of the operand the r-th replacement takes the place of. A
+# derivative appends one array and one index, so a template can write it (``replaced +
+# (k,)``, ``*arrays, d[x]``) without taking a tuple apart. A replacement of an array that
+# is no longer an operand is a product-rule term that does not exist: zeros.
+
+
+def _picks(replaced: Sequence[int], count: int) -> list[int] | None:
+    """The index into the ``count`` arrays of each operand after the replacements, or None
+    when one of them replaces an array that is not an operand by then."""
+    first = count - len(replaced)
+    picks = list(range(first))
+    for r, k in enumerate(replaced):
+        if k not in picks:
+            return None
+        picks[picks.index(k)] = first + r
+    return picks
+
+
+def _output_shape(subscripts: str, operands: Sequence[Any]) -> tuple[int, ...]:
+    """The shape ``einsum(subscripts, *operands)`` has, without computing it."""
+    specs, output = _parts(subscripts, operands)
+    sizes: dict[str, int] = {}
+    for spec, op in zip(specs, operands):
+        for c, n in zip(spec, getattr(op, "shape", ())):
+            sizes[c] = max(sizes.get(c, 1), n)
+    return tuple(sizes[c] for c in output)
+
+
+def einsum_replaced(subscripts: str, replaced: Sequence[int], *arrays: Any) -> Any:
+    """``einsum(subscripts, *operands)``, the operands being the first ``len(arrays) -
+    len(replaced)`` arrays with each replacement made in turn (see above); zeros when a
+    replacement's array is no longer an operand."""
+    xp = array_namespace(*arrays)
+    picks = _picks(replaced, len(arrays))
+    if picks is None:
+        first = arrays[: len(arrays) - len(replaced)]
+        return xp.zeros(_output_shape(subscripts, first), dtype=xp.result_type(*arrays))
+    return xp.einsum(subscripts, *(arrays[p] for p in picks))
+
+
+def grad_einsum_replaced(
+    subscripts: str, g: Any, k: int, replaced: Sequence[int], *arrays: Any
+) -> Any:
+    """The gradient of :func:`einsum_replaced` (incoming gradient ``g``) with respect to
+    ``arrays[k]``: zeros when that array is not an operand."""
+    picks = _picks(replaced, len(arrays))
+    if picks is None or k not in picks:
+        return array_namespace(arrays[k]).zeros_like(arrays[k])
+    return grad_einsum_general(subscripts, g, [arrays[p] for p in picks], picks.index(k))

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from srcad.runtime.accumulate import grad_einsum, unbroadcast, unreduce
+from srcad.runtime.accumulate import grad_einsum, unbroadcast, unbroadcast_to, unreduce
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.lists import add_gradients, scatter_element
 from srcad.runtime.tangents import einsum_replacing
@@ -28,7 +28,12 @@ def reduce_like(g: Any, like: Any, axis: Any = None, keepdims: bool = False) -> 
     """``g`` summed over ``axis`` as the reduction did, in the shape of ``like`` (the
     adjoint of broadcasting ``like`` back over the reduced axes)."""
     xp = array_namespace(g)
-    total = xp.sum(g, axis=axis, keepdims=keepdims)
+    if axis is None:
+        # unreduce without an axis broadcasts ``like`` (a number, or an array whose axes
+        # are x's last ones): summed over the axes it was broadcast along
+        total = unbroadcast_to(g, _shape(like))
+    else:
+        total = xp.sum(g, axis=axis, keepdims=keepdims)
     if hasattr(like, "shape") and _shape(total) != _shape(like):
         total = xp.reshape(total, _shape(like))
     return _as(total, like)
@@ -54,10 +59,11 @@ def reshape_like(g: Any, like: Any) -> Any:
 
 def unreduce_like(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """The adjoint of :func:`reduce_like`: ``g`` spread back over ``x``'s reduced axes."""
-    xp = array_namespace(g, x)
-    reduced = xp.sum(x, axis=axis, keepdims=keepdims)
-    if _shape(g) != _shape(reduced):
-        g = xp.reshape(g, _shape(reduced))
+    if axis is not None:  # (without one, unreduce broadcasts g as it is)
+        xp = array_namespace(g, x)
+        reduced = xp.sum(x, axis=axis, keepdims=keepdims)
+        if _shape(g) != _shape(reduced):
+            g = xp.reshape(g, _shape(reduced))
     return unreduce(g, x, axis, keepdims)
 
 

@@ -23,6 +23,14 @@ def scatter(array: Any, index: Any, value: Any) -> Any:
     return array
 
 
+def scattered(array: Any, index: Any, value: Any) -> Any:
+    """:func:`scatter` on a copy: a restore of generated code differentiated again, as a
+    new value (no name sharing the old memory sees it change)."""
+    out = array.copy()
+    out[index] = value
+    return out
+
+
 def surviving(values: Any, index: Any, like: Any) -> Any:
     """``values`` (shaped like ``like[index]``) with zeros where a later position of
     ``index`` selects the same element of ``like``: the writes a repeated index overwrote."""

@@ -36,11 +36,17 @@ from srcad.transform.naming import Namer
 from srcad.transform.nodes import clone
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
+from srcad.transform.normalize.jumps import breaks_out
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import annotate_purity, classify, operand_names, tape_call, tape_names
 from srcad.transform.packaging import package
-from srcad.transform.reverse_context import Context, generated, reads_of_primal
-from srcad.transform.reverse_control import ControlAdjoints, prepare_while_counters
+from srcad.transform.reverse_context import (
+    Context,
+    generated,
+    reads_of_primal,
+    recomputed_copy,
+)
+from srcad.transform.reverse_control import ControlAdjoints, prepare_trip_counters
 from srcad.transform.settle import settle
 from srcad.transform.templates import rule_operands
 
@@ -77,6 +83,9 @@ class Sweep(RuleAdjoints, ControlAdjoints):
     # ops without a rule, latest first in program order: the sweep goes on to report the
     # earliest (``eig`` rather than the ``.real`` of its result, which fails because of it)
     errors: list[NoAdjointError] = field(default_factory=list)
+    # the flags the innermost ``for`` around the statement stops on (it breaks out where
+    # one is set)
+    breaking: frozenset[str] = frozenset()
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -199,6 +208,9 @@ class Sweep(RuleAdjoints, ControlAdjoints):
                     if n in self.plan.pushed_names
                 ]  # fmt: skip
                 fwd = pushes + fwd
+            if breaks_out(stmt, self.breaking):
+                # the rest of the turn is guarded by the flag: leave the loop now
+                fwd = [*fwd, generated(gast.Break(), False)]
             return fwd, self.assign_backward
         if isinstance(stmt, gast.If):
             body_f, body_sweep = self.deferred(stmt.body)
@@ -253,10 +265,21 @@ class Sweep(RuleAdjoints, ControlAdjoints):
         body, parts = deferred
         self.last_origin = None
         self.uniform = {}
-        backward = [clone(s) for s in body if id(s) in self.plan.recomputed]
+        # values computed again just before the backward code of their anchor (the last
+        # statement of the block that reads them), where what they read is as it was
+        again: dict[int, list[gast.stmt]] = {}
+        for stmt in body:
+            anchor = self.plan.recomputed.get(id(stmt))
+            if anchor is not None:
+                again.setdefault(anchor, []).append(stmt)
+        backward: list[gast.stmt] = []
         for stmt, rev in zip(reversed(body), reversed(parts)):
             try:
-                backward.extend(rev(stmt) if callable(rev) else rev)
+                code = rev(stmt) if callable(rev) else rev
+                recomputed = [recomputed_copy(s) for s in again.get(id(stmt), [])]
+                if recomputed:
+                    self.read_by(stmt, recomputed)
+                backward.extend([*recomputed, *code])
             except NoAdjointError as exc:
                 if any(exc is e for e in self.errors):
                     raise  # the one reported, on its way out of a loop or branch
@@ -397,7 +420,7 @@ def reverse(
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
     # keyword-only parameters hold their values from the start too (never placeholders)
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
-    prepare_while_counters(body, namer)
+    prepare_trip_counters(body, namer)
     local = local_names(gast.FunctionDef(
         name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[]))  # fmt: skip

@@ -11,7 +11,7 @@ from srcad.transform.analyses.shapes import Rank, SameShape
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.nodes import names
+from srcad.transform.nodes import clone, names
 
 
 @dataclass
@@ -55,6 +55,13 @@ class Context:
         return None
 
 
+def recomputed_copy(stmt: gast.stmt) -> gast.stmt:
+    """A copy of the primal ``stmt``, computing its value again in the backward code."""
+    copy = clone(stmt)
+    setanno(copy, "recomputed", True)
+    return copy
+
+
 def generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
     """``stmt`` marked as generated (``pure``: the optimizer may drop or inline it)."""
     setanno(stmt, "pure", pure)
@@ -62,24 +69,30 @@ def generated(stmt: gast.stmt, pure: bool = True) -> gast.stmt:
     return stmt
 
 
-def reads_of_primal(stmts: list[gast.stmt], ctx: Context) -> set[str]:
-    """The local primal names ``stmts`` read (what the backward pass needs of the primal)."""
+def reads_of_primal(stmts: list[gast.stmt], ctx: Context, recomputed: bool = True) -> set[str]:
+    """The local primal names ``stmts`` read (what the backward pass needs of the primal);
+    ``recomputed=False`` leaves out what values computed again there read."""
     local = ctx.local
-    found = {n.id for n in _live_names(stmts) if type(n.ctx) is gast.Load and n.id in local}
+    found = {
+        n.id for n in _live_names(stmts, recomputed) if type(n.ctx) is gast.Load and n.id in local
+    }
     return found.difference(ctx.adjoint_names.values()) if found else found
 
 
-def _live_names(stmts: list[gast.AST]) -> list[gast.Name]:
-    """Every Name in ``stmts``, leaving out statements superseded by a later rewrite."""
+def _live_names(stmts: list[gast.AST], recomputed: bool = True) -> list[gast.Name]:
+    """Every Name in ``stmts``, leaving out statements superseded by a later rewrite (and
+    values computed again, unless ``recomputed``)."""
     out: list[gast.Name] = []
     for stmt in stmts:
         if getanno(stmt, "superseded", False):
+            continue
+        if not recomputed and getanno(stmt, "recomputed", False):
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             out.extend(names(stmt.test) if isinstance(stmt, (gast.If, gast.While)) else [])
             if isinstance(stmt, gast.For):
                 out.extend(names(stmt.target) + names(stmt.iter))
-            out.extend(_live_names(stmt.body) + _live_names(stmt.orelse))
+            out.extend(_live_names(stmt.body, recomputed) + _live_names(stmt.orelse, recomputed))
         else:
             out.extend(names(stmt))
     return out

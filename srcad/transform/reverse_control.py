@@ -2,9 +2,12 @@
 
 ``if`` reverses into ``if`` on the same decision, a loop over a range into a loop over the
 reversed range, a ``while`` into a loop run as many times as it ran (its trip counter).
-A loop's backward body is generated until the adjoints it carries are the same on every
-turn. Pushes and pops on the tapes of generated code being differentiated again pair with
-pops and pushes on their adjoint tapes.
+A ``for`` that stops on jump flags (normalize/jumps.py) breaks out for real and counts its
+turns; its backward loop runs over the turns that ran, reversed, and, as a ``while``'s,
+makes those flags False again at the start of each turn it undoes. A loop's backward body
+is generated until the adjoints it carries are the same on every turn. Pushes and pops on
+the tapes of generated code being differentiated again pair with pops and pushes on their
+adjoint tapes.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import clone
+from srcad.transform.normalize.jumps import exits_after, stop_flags, unguarded
 from srcad.transform.normalize.walk import rewrite_bodies
 from srcad.transform.ops import operand_names
 from srcad.transform.reverse_context import generated
@@ -79,8 +83,11 @@ class ControlAdjoints:
         self.read_by(stmt, [stmt.test])
         return [gast.If(test=clone(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
 
-    def loop_backward(self, owner: gast.stmt, deferred, header) -> list[gast.stmt]:
-        """The reversed loop body run until the adjoints it carries are the same each time."""
+    def loop_backward(
+        self, owner: gast.stmt, deferred, header, stops: list[str] = ()
+    ) -> list[gast.stmt]:
+        """The reversed loop body run until the adjoints it carries are the same each time;
+        ``stops``: flags the loop stops on, False again at the start of each turn undone."""
         entry = set(self.state)
         entry_owned = set(self.owned)
         prelude: list[gast.stmt] = []
@@ -108,13 +115,25 @@ class ControlAdjoints:
         self.state, self.owned = entry, entry_owned
         if not body:
             return prelude
+        # (the turns before the last ran to their end: no flag was set in them)
+        body.extend(generated(build.assign(flag, build.const(False))) for flag in stops)
         loop = header(body)
         self.read_by(owner, [loop.iter])
         return [*prelude, loop]
 
     def for_loop(self, stmt: gast.For):
-        """The loop with its body's forward code; its backward runs the range reversed."""
-        body_f, part = self.deferred(stmt.body)
+        """The loop with its body's forward code; its backward runs the range reversed (a
+        loop that stops on flags: the part of it that ran, counted)."""
+        stops = stop_flags(stmt)
+        outer, self.breaking = self.breaking, frozenset(stops)
+        body_f, part = self.deferred(unguarded(stmt) if stops else stmt.body)
+        self.breaking = outer
+        if stops:
+            counter = getanno(stmt, "counter")
+            count = generated(
+                build.assign(counter, build.binop(build.load(counter), gast.Add(), build.const(1)))
+            )
+            body_f = [count, *body_f]
         forward = gast.For(
             target=stmt.target, iter=stmt.iter, body=body_f, orelse=[], type_comment=None
         )
@@ -122,22 +141,50 @@ class ControlAdjoints:
         def backward(s: gast.For) -> list[gast.stmt]:
             def header(body: list[gast.stmt]) -> gast.For:
                 reverse = self.ctx.namer.bind_global(reversed, "reversed")
+                turns = self.turns(s.iter, getanno(s, "counter")) if stops else clone(s.iter)
                 return gast.For(
                     target=clone(s.target),
-                    iter=build.call(reverse, clone(s.iter)),
+                    iter=build.call(reverse, turns),
                     body=body,
                     orelse=[],
                     type_comment=None,
                 )
 
-            return self.loop_backward(s, part, header)
+            return self.loop_backward(s, part, header, stops)
 
-        return [gast.copy_location(forward, stmt)], backward
+        return [gast.copy_location(forward, stmt), *self.exits_after(stmt)], backward
+
+    def exits_after(self, loop: gast.stmt) -> list[gast.stmt]:
+        """``if flag: break`` after an inner loop that may set a flag the ``for`` around
+        it stops on (a ``return`` inside both)."""
+        return [generated(s, False) for s in exits_after(loop, self.breaking)]
+
+    def turns(self, iterator: gast.expr, counter: str) -> gast.expr:
+        """``iterator[:counter]`` (a loop's range, cut to the turns that ran) as a range."""
+        count = build.load(counter)
+        if (
+            isinstance(iterator, gast.Call)
+            and not iterator.keywords
+            and self.ctx.source.resolve(iterator.func, self.ctx.local) is range
+        ):
+            args = iterator.args
+            if len(args) == 1:
+                return build.call("range", count)
+            start = args[0]
+            step = args[2] if len(args) == 3 else None
+        else:  # a name holding the range the loop started with
+            start, step = build.attr(iterator, "start"), build.attr(iterator, "step")
+        span = count if step is None else build.binop(count, gast.Mult(), clone(step))
+        stop = build.binop(clone(start), gast.Add(), span)
+        return build.call("range", clone(start), stop, *([clone(step)] if step else []))
 
     def while_loop(self, stmt: gast.While):
         """The loop counting its trips; its backward runs the body that many times."""
         counter = getanno(stmt, "counter")
+        # (a break in its body would skip the count at its end: its flags end it)
+        outer, self.breaking = self.breaking, frozenset()
         body_f, part = self.deferred(stmt.body)
+        self.breaking = outer
         increment = generated(
             build.assign(counter, build.binop(build.load(counter), gast.Add(), build.const(1)))
         )
@@ -153,18 +200,22 @@ class ControlAdjoints:
                     type_comment=None,
                 )
 
-            return self.loop_backward(s, part, header)
+            return self.loop_backward(s, part, header, stop_flags(s))
 
-        return [gast.copy_location(forward, stmt)], backward
+        return [gast.copy_location(forward, stmt), *self.exits_after(stmt)], backward
 
 
-def prepare_while_counters(body: list[gast.stmt], namer: Namer) -> None:
-    """Give each while loop a trip counter, assigned just before the loop."""
+def prepare_trip_counters(body: list[gast.stmt], namer: Namer) -> None:
+    """Give each while loop, and each for loop that stops on flags, a trip counter,
+    assigned just before the loop."""
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for stmt in stmts:
-            if isinstance(stmt, gast.While) and getanno(stmt, "counter") is None:
+            counted = isinstance(stmt, gast.While) or (
+                isinstance(stmt, gast.For) and stop_flags(stmt)
+            )
+            if counted and getanno(stmt, "counter") is None:
                 counter = namer.fresh_temp("_trips")
                 init = generated(build.assign(counter, build.const(0)))
                 setanno(init, "counter", True)

@@ -62,6 +62,8 @@ def settle(
         if sweep.errors:
             raise sweep.errors[-1]
         need = reads_of_primal(backward, ctx) | sweep.held
+        # what the backward code reads other than to compute values again: kept anyway
+        kept = reads_of_primal(backward, ctx, recomputed=False) | sweep.held
         readers = dict(sweep.readers)
         for name, group in groups.items():
             # reading a view of an updated array reads the array's memory
@@ -69,7 +71,10 @@ def settle(
             if shared:
                 readers[name] = shared
                 need.add(name)
-        new_plan = plan_recording(body, stable, need, ctx.source, ctx.local, readers)
+                kept.add(name)
+        new_plan = plan_recording(
+            body, stable, need, ctx.source, ctx.local, readers, kept, ctx.updated_memory
+        )
         recomputed = {
             n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)
         }

@@ -159,7 +159,8 @@ FAMILIES = {
     "+= through another name of a float parameter",
     "module factories", "second order of recursion", "loops over a dict",
     "loops over a display", "loops handing values round", "shapes changing in a loop",
-    "data-dependent mutual recursion",
+    "data-dependent mutual recursion", "statements before a jump",
+    "a value read on the next turn", "for/else",
 }  # fmt: skip
 
 
@@ -802,13 +803,16 @@ class ProgramWriter:
 
     def jump(self, names: list[str], body: list[list[str]], start: int) -> None:
         rng = self.rng
-        if rng.random() < 0.45:
+        for _ in range(2 if rng.random() < 0.2 else 1):  # two jumps in one loop
+            if rng.random() >= 0.45:
+                continue
             jump = rng.choice(["break", "continue"])
             self.constructs.add(jump)
-            body.insert(
-                rng.randint(start, len(body)),
-                [f"if {self.threshold(names, -1, 1)}:", f"    {jump}"],
-            )
+            lines = [f"if {self.threshold(names, -1, 1)}:"]
+            if rng.random() < 0.3:
+                self.constructs.add("statements before a jump")
+                lines.append(f"    {rng.choice(TARGETS)} = {self.full_expr(names)}")
+            body.insert(rng.randint(start, len(body)), [*lines, f"    {jump}"])
 
     def for_loop(self, names: list[str], depth: int) -> list[str]:
         kind = self.rng.random()
@@ -820,9 +824,23 @@ class ProgramWriter:
         self.loops += 1
         index = f"i{self.loops}"
         body = self.block(names + [f"x[{index}]"], depth + 1, True)
+        before: list[str] = []
+        if self.rng.random() < 0.15:
+            # a value read on the next turn, before this turn assigns it again
+            self.constructs.add("a value read on the next turn")
+            carried, target = f"v{self.loops}", self.rng.choice(TARGETS)
+            before = [f"{carried} = {self.full_expr(names)}"]
+            body.insert(0, [f"if {index} > 0:", f"    {target} = {target} + {carried} * 0.5"])
+            body.append([f"{carried} = np.sin({self.full_expr(names)})"])
         self.jump(names, body, 0)
         count = self.rng.randint(0, self.shape[0])
-        return [f"for {index} in range({count}):", *_indent(body)]
+        lines = [*before, f"for {index} in range({count}):", *_indent(body)]
+        if self.rng.random() < 0.15:
+            # runs when the loop was not left by a break (a return in the loop skips it)
+            self.constructs.add("for/else")
+            target = self.rng.choice(TARGETS)
+            lines += ["else:", f"    {target} = {target} * 0.5 + {self.full_expr(names)}"]
+        return lines
 
     def rotation_loop(self, names: list[str]) -> list[str]:
         """A loop handing values on one name per turn (``a = b; b = c; ...``): the

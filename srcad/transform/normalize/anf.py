@@ -314,7 +314,9 @@ class _Flattener:
             again = copy.deepcopy(condition)
             self.nested(body, lambda: self.emit(build.assign(name, self.op(again)), again))
             self.origin = getanno(stmt, "origin", stmt)
-            self.emit(gast.While(test=build.load(name), body=body, orelse=[]), condition)
+            # the same node: its annotations (the flags it stops on) stay with it
+            stmt.test, stmt.body, stmt.orelse = build.load(name), body, []
+            self.emit(stmt, condition)
         else:
             self.emit(stmt)
 

@@ -145,6 +145,7 @@ def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> 
     body = _assigned(stmt.body)
     inside = {id(n) for s in stmt.body for n in gast.walk(s)}
     inside |= _guarded(tree, handler)
+    inside |= _before(tree, stmt)
     elsewhere = {
         n.id
         for n in gast.walk(tree)
@@ -166,6 +167,16 @@ def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> 
                 f"not at all; assign '{name}' in the handler too",
                 stmt,
             )
+
+
+def _before(tree: gast.FunctionDef, stmt: gast.Try) -> set[int]:
+    """The nodes of the top-level statements that run only before ``stmt`` (those ahead of
+    the one holding it: no loop brings them round again), such as the zero tangents that
+    forward-mode code sets up first."""
+    for k, top in enumerate(tree.body):
+        if any(node is stmt for node in gast.walk(top)):
+            return {id(n) for s in tree.body[:k] for n in gast.walk(s)}
+    return set()
 
 
 def _guarded(tree: gast.FunctionDef, handler: list[gast.stmt]) -> set[int]:

@@ -4,8 +4,11 @@ that each is an ordinary op with rules of its own:
 - ``add_at(b, i, g)`` (accumulating into an adjoint it owns) becomes
   ``b = added_at(b, i, g)``, which returns a new array;
 - ``restore(u, i, v)`` (the backward pass putting back what an update overwrote) becomes
-  ``u = scatter(u, i, v)``, an update in place like the user's own ``u[i] = v`` (where
-  ``i`` may select an element twice: the last write counts). A view of ``u`` kept in a
+  ``u = scattered(u, i, v)``, a new array with the old elements put back (where ``i`` may
+  select an element twice: the last write counts). An update in place would be one under
+  a second name once a written-out helper's code is split into ``_t = scatter(u, ...)``
+  and ``u = _t`` (reverse mode three times then pushed ``u`` after the update: silently
+  wrong third derivatives). A view of ``u`` kept in a
   name (``t = u[0]``, a row) is made a copy, ``t = copied(u[0])``: generated code reads it
   only while it holds what it held when it was taken (the restore puts that back), and a
   copy keeps it so for the derivatives too (forward mode updates the tangent of ``u`` in
@@ -23,7 +26,7 @@ from __future__ import annotations
 import gast
 
 from srcad.runtime.accumulate import add_at
-from srcad.runtime.inplace import copied, restore, scatter, setitem
+from srcad.runtime.inplace import copied, restore, scatter, scattered, setitem
 from srcad.runtime.lists import drop_gradient, dropped_gradient
 from srcad.runtime.updates import added_at
 from srcad.transform import build
@@ -34,7 +37,7 @@ from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
 #: the call made for its effect -> the function its assignment calls, and that one's name
-_ASSIGNED = {add_at: (added_at, "added_at"), restore: (scatter, "scatter")}
+_ASSIGNED = {add_at: (added_at, "added_at"), restore: (scattered, "scattered")}
 
 
 def functional_updates(tree: gast.FunctionDef, source: Source, namer: Namer) -> bool:
@@ -53,7 +56,7 @@ def functional_updates(tree: gast.FunctionDef, source: Source, namer: Namer) -> 
                 else None
             )
             if found is not None and isinstance(call.args[0], gast.Name):
-                if found[0] is scatter:
+                if found[0] is scattered:
                     restored.add(call.args[0].id)
                 helper = source.bind(namer, *found)
                 new = build.assign(call.args[0].id, build.call(helper, *call.args))
