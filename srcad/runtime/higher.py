@@ -44,10 +44,19 @@ def spread_like(g: Any, like: Any) -> Any:
     is smaller (the adjoint of :func:`srcad.runtime.accumulate.unbroadcast`)."""
     if _shape(g) == _shape(like):
         return g
-    if len(_shape(like)) >= len(_shape(g)):
-        xp = array_namespace(g, like)
-        return xp.broadcast_to(xp.asarray(g), _shape(like))
-    return unbroadcast(g, like)
+    if len(_shape(like)) < len(_shape(g)):
+        g = unbroadcast(g, like)
+        if _shape(g) == _shape(like):
+            return g
+    # axis by axis: summed where ``like`` has 1 and ``g`` more, broadcast where the other
+    # way round (a name whose shape changes from one turn of a loop to the next mixes both)
+    xp = array_namespace(g, like)
+    g, target = xp.asarray(g), _shape(like)
+    offset = len(target) - len(_shape(g))
+    summed = tuple(k for k, n in enumerate(_shape(g)) if n != 1 and target[k + offset] == 1)
+    if summed:
+        g = xp.sum(g, axis=summed, keepdims=True)
+    return xp.broadcast_to(g, target)
 
 
 def reshape_like(g: Any, like: Any) -> Any:

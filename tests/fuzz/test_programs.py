@@ -454,7 +454,10 @@ def check_reverse_three_times(f, x, y, w, seed: int) -> str:
         with Unchanged("reverse mode three times", x, y, w):
             got = srcad.grad(module.k, wrt=0)(x, copy.copy(y), w)
     except srcad.TransformError as exc:
-        if refused(exc, SECOND_ORDER_REFUSALS + REFUSALS):
+        # a gradient of a function that updates its argument (on a copy) is taken, like
+        # any helper changing an argument, for one that changes it (documented refusal)
+        own = [r"changes its argument '\w+' in place"]
+        if refused(exc, SECOND_ORDER_REFUSALS + REFUSALS + own):
             return f"refused at third order: {str(exc).splitlines()[0]}"
         raise
     want = srcad.testing.numerical_grad(module.k, (x, copy.copy(y), w), 0, 1e-5)
