@@ -115,11 +115,17 @@ def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -
     wrt = tuple(k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
     rng = np.random.default_rng(len(args))
     weights = rng.uniform(0.5, 1.5, size=np.shape(probe(*args)))
+    f = with_returns(probe, "np.sum(WEIGHTS * ({}) ** 2)", {"WEIGHTS": weights})
+    return check_second_order(f, probe, weights, args, wrt, **tol)
+
+
+def with_returns(probe: Any, form: str, names: dict[str, Any]) -> Any:
+    """``probe`` written again from its own source (in a module of its own, with its
+    globals and ``names``), each ``return v`` made ``return form.format(v)``."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(probe)))
     for node in ast.walk(tree):
         if isinstance(node, ast.Return):
-            value = f"np.sum(WEIGHTS * ({ast.unparse(node.value)}) ** 2)"
-            node.value = ast.parse(value).body[0].value
+            node.value = ast.parse(form.format(ast.unparse(node.value))).body[0].value
     name = f"opcheck_{next(_serial)}"
     path = _DIR / f"{name}.py"
     path.write_text(ast.unparse(tree) + "\n")
@@ -128,9 +134,8 @@ def check_function_second_order(probe: Any, args: tuple[Any, ...], **tol: Any) -
     sys.modules[name] = module
     vars(module).update({k: v for k, v in probe.__globals__.items() if not k.startswith("__")})
     spec.loader.exec_module(module)
-    vars(module)["WEIGHTS"] = weights
-    f = getattr(module, probe.__name__)
-    return check_second_order(f, probe, weights, args, wrt, **tol)
+    vars(module).update(names)
+    return getattr(module, probe.__name__)
 
 
 def check_second_order(

@@ -14,15 +14,9 @@ and ``jvp(D)`` against differences of ``D``; and by ``grad(grad(grad f . V) . U)
 The rules of srcad's einsum product-rule terms are also checked one by one, as ops.
 """
 
-import ast
-import importlib.util
-import inspect
-import sys
-import textwrap
-
 import numpy as np
 import pytest
-from opcheck import _DIR, _serial, check_jvp, check_second_order, make_function, rand
+from opcheck import check_jvp, check_second_order, make_function, rand, with_returns
 
 import srcad
 from srcad.runtime.einsums import (
@@ -208,21 +202,7 @@ def _cubed_function(probe, args):
     """:func:`_cubed` for a function with statements: its own source, each ``return v``
     made ``return sum(W * v ** 3)`` (what is differentiated is its statements)."""
     weights = _weights(probe(*args), 3)
-    tree = ast.parse(textwrap.dedent(inspect.getsource(probe)))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Return):
-            value = f"np.sum(W3 * ({ast.unparse(node.value)}) ** 3)"
-            node.value = ast.parse(value).body[0].value
-    name = f"opcheck_{next(_serial)}"
-    path = _DIR / f"{name}.py"
-    path.write_text(ast.unparse(tree) + "\n")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    vars(module).update({k: v for k, v in probe.__globals__.items() if not k.startswith("__")})
-    spec.loader.exec_module(module)
-    vars(module)["W3"] = weights
-    return getattr(module, probe.__name__)
+    return with_returns(probe, "np.sum(W3 * ({}) ** 3)", {"W3": weights})
 
 
 def _floats(args):
