@@ -1,6 +1,13 @@
 """srcad: automatic differentiation of NumPy functions by source transformation."""
 
-from srcad.adjoints.registry import adjoint, linear, nondifferentiable, partials, tangent
+from srcad.adjoints.registry import (
+    adjoint,
+    bilinear,
+    linear,
+    nondifferentiable,
+    partials,
+    tangent,
+)
 from srcad.api import (
     checkpoint,
     custom_jvp,
@@ -42,6 +49,7 @@ nondifferentiable(stop_gradient)
 
 __all__ = [
     "adjoint",
+    "bilinear",
     "checkpoint",
     "custom_jvp",
     "custom_vjp",

@@ -21,6 +21,7 @@ from srcad.runtime.backend import array_namespace
 from srcad.runtime.inplace import KeptResiduals, copied, restores_in_place
 from srcad.runtime.lazy import any_lazy, is_lazy, watch, watching
 from srcad.tracebacks import boundary, hide_internal_frames
+from srcad.transform import inside
 from srcad.transform.cache import cached
 from srcad.transform.calls import (
     Checkpointed,
@@ -32,7 +33,7 @@ from srcad.transform.calls import (
     user_callee,
 )
 from srcad.transform.hints import RULES_HELP
-from srcad.transform.normalize.derivatives import FACTORIES, JVPS, REFUSED
+from srcad.transform.normalize.derivatives import FACTORIES, INSIDE, JVPS
 from srcad.transform.pipeline import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -1608,11 +1609,7 @@ def custom_vjp(fun: Callable[P, R]) -> CustomVJP[P, R]:
 
 FACTORIES.update((grad, value_and_grad, checkpoint))
 JVPS.add(jvp)
-_HVP = "write srcad.jvp(srcad.grad(f), (x,), (v,)) (a Hessian-vector product"
-REFUSED.update({
-    hvp: f"{_HVP}), which is differentiated again",
-    hessian: f"{_HVP}: a column of the Hessian), which is differentiated again",
-    jacobian: "write srcad.jvp(f, (x,), (v,)) (a column of the Jacobian), which is "
-    "differentiated again",
-    vjp: "write srcad.grad(f) or srcad.jvp(f, ...), which are differentiated again",
-})  # fmt: skip
+# written out in terms of grad and jvp inside a differentiated function
+INSIDE.update(
+    {hvp: inside.hvp, hessian: inside.hessian, jacobian: inside.jacobian, vjp: inside.vjp}
+)

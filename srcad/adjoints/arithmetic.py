@@ -2,36 +2,31 @@
 
 import numpy as np
 
-from srcad.adjoints.registry import Operator, adjoint, d, partials, tangent, xp
+from srcad.adjoints.registry import Operator, adjoint, bilinear, d, partials, tangent, xp
 from srcad.runtime.accumulate import grad_matmul_lhs, grad_matmul_rhs, unbroadcast, unit_if_zero
 
 
-@partials(Operator("Add"), np.add)
+@partials(Operator("Add"), np.add, elementwise=True, broadcast_transparent=True)
 def add(y, a, b):
     return 1, 1
 
 
-@partials(Operator("Sub"), np.subtract)
+@partials(Operator("Sub"), np.subtract, elementwise=True, broadcast_transparent=True)
 def sub(y, a, b):
     return 1, -1
 
 
-# (the tangents of a product keep each operand in its place, a * d[b]: written by hand)
+# a product's tangents keep each operand in its place (d[a] * b, a * d[b]): bilinear, not
+# partials (d[b] * a)
 
 
-@adjoint(Operator("Mult"), np.multiply)
+@bilinear(Operator("Mult"), np.multiply, elementwise=True, broadcast_transparent=True)
 def mul(y, a, b):
     d[a] = unbroadcast(d[y] * b, a)
     d[b] = unbroadcast(d[y] * a, b)
 
 
-@tangent(Operator("Mult"), np.multiply)
-def mul_tangent(y, a, b):
-    d[y] = d[a] * b
-    d[y] = a * d[b]
-
-
-@adjoint(Operator("Square"))
+@adjoint(Operator("Square"), elementwise=True, broadcast_transparent=True)
 def mul_self(y, a):
     d[a] = d[y] * 2 * a
 
@@ -41,42 +36,43 @@ def mul_self_tangent(y, a):
     d[y] = 2 * a * d[a]
 
 
-@partials(Operator("Div"), np.divide)
+@partials(Operator("Div"), np.divide, elementwise=True, broadcast_transparent=True)
 def truediv(y, a, b):
     return 1 / b, -y / b
 
 
-@partials(Operator("Pow"), np.power, cuda="pow")
+@partials(Operator("Pow"), np.power, cuda="pow", elementwise=True, broadcast_transparent=True)
 def power(y, a, b):
     # a ** 0 is constant (0 ** -1 would make 0 * inf); 0 ** b is too for b > 0 (log 0 would
     # make 0 * -inf): the zeros replaced by ones keep both terms finite, and exact elsewhere
     return b * a ** (unit_if_zero(b) - 1), y * xp.log(unit_if_zero(a))
 
 
-@partials(Operator("Mod"), np.mod)
+@partials(Operator("Mod"), np.mod, elementwise=True, broadcast_transparent=True)
 def mod(y, a, b):
     return 1, -xp.floor_divide(a, b)
 
 
-@adjoint(Operator("MatMult"), np.matmul)
+@bilinear(Operator("MatMult"), np.matmul, broadcast_transparent=True, changes_shape=True)
 def matmul(y, a, b):
     d[a] = grad_matmul_lhs(d[y], a, b)
     d[b] = grad_matmul_rhs(d[y], a, b)
 
 
-@tangent(Operator("MatMult"), np.matmul)
-def matmul_tangent(y, a, b):
-    d[y] = d[a] @ b
-    d[y] = a @ d[b]
-
-
-@partials(Operator("USub"), np.negative, shape_preserving=True)
+@partials(Operator("USub"), np.negative, shape_preserving=True, broadcast_transparent=True)
 def neg(y, x):
     return -1
 
 
 # float's tangent is a float too (below)
-@partials(Operator("UAdd"), Operator("Copy"), np.positive, float, shape_preserving=True)
+@partials(
+    Operator("UAdd"),
+    Operator("Copy"),
+    np.positive,
+    float,
+    shape_preserving=True,
+    broadcast_transparent=True,
+)
 def identity(y, x):
     return 1
 

@@ -29,7 +29,9 @@ def list_literal(y, *elements):
         d[x] = element_gradient(d[y], i, x)
 
 
-@adjoint(Operator("ListItem"))
+# (the index is an int, as for arrays: code differentiated again may pop it from a tape
+# that also holds values which vary, and it must not be taken for one of them)
+@adjoint(Operator("ListItem"), static=("index",))
 def list_item(y, items, index):
     d[items] = scatter_element(items, index, d[y])
 
@@ -82,7 +84,7 @@ def list_append_tangent(y, items, value):
     d[y] = append(d[items], d[value])
 
 
-@tangent(Operator("ListItem"))
+@tangent(Operator("ListItem"), static=("index",))
 def list_item_tangent(y, items, index):
     d[y] = d[items][index]
 

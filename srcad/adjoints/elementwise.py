@@ -124,13 +124,13 @@ def absolute(y, x):
 # ---- selection: ties split the gradient evenly ----
 
 
-@adjoint(np.maximum)
+@adjoint(np.maximum, elementwise=True, selects=True, broadcast_transparent=True)
 def maximum(y, a, b):
     d[a] = unbroadcast(xp.where(a > b, d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
     d[b] = unbroadcast(xp.where(b > a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
 
 
-@adjoint(np.minimum)
+@adjoint(np.minimum, elementwise=True, selects=True, broadcast_transparent=True)
 def minimum(y, a, b):
     d[a] = unbroadcast(xp.where(a < b, d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
     d[b] = unbroadcast(xp.where(b < a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
@@ -139,7 +139,13 @@ def minimum(y, a, b):
 # a condition is boolean: no derivative flows to it (``static``), even where it counts as
 # varying (a decision put on a tape beside varied values, in generated code differentiated
 # again)
-@adjoint(np.where, static=("condition",))
+@adjoint(
+    np.where,
+    static=("condition",),
+    elementwise=True,
+    selects=True,
+    broadcast_transparent=True,
+)
 def where(y, condition, a, b):
     d[a] = unbroadcast(xp.where(condition, d[y], 0), a)
     d[b] = unbroadcast(xp.where(condition, 0, d[y]), b)
@@ -156,7 +162,7 @@ def select(y, condlist, choicelist, default=0):
     d[default] = unbroadcast(xp.where(chosen(condlist, -1), d[y], 0), default)
 
 
-@adjoint(np.clip)
+@adjoint(np.clip, elementwise=True, selects=True, broadcast_transparent=True)
 def clip(y, x, a_min=None, a_max=None):
     d[x] = unbroadcast(xp.where(y == x, d[y], 0), x)
     d[a_min] = unbroadcast(xp.where(x < a_min, d[y], 0), a_min)
@@ -250,28 +256,28 @@ def rad2deg(y, x):
     return 180.0 / math.pi
 
 
-@partials(np.hypot, cuda="hypot")
+@partials(np.hypot, cuda="hypot", elementwise=True)
 def hypot(y, a, b):
     # at a == b == 0 the subgradient 0 (a and b are 0 where y is)
     return a / unit_if_zero(y), b / unit_if_zero(y)
 
 
-@partials(np.arctan2, cuda="atan2")
+@partials(np.arctan2, cuda="atan2", elementwise=True)
 def arctan2(y, a, b):
     return b / (a * a + b * b), -a / (a * a + b * b)
 
 
-@partials(np.logaddexp)
+@partials(np.logaddexp, elementwise=True)
 def logaddexp(y, a, b):
     return xp.exp(a - y), xp.exp(b - y)
 
 
-@partials(np.logaddexp2)
+@partials(np.logaddexp2, elementwise=True)
 def logaddexp2(y, a, b):
     return xp.exp2(a - y), xp.exp2(b - y)
 
 
-@adjoint(np.fmax)
+@adjoint(np.fmax, elementwise=True, selects=True)
 def fmax(y, a, b):
     # as maximum (ties split evenly), except that a NaN loses to a number
     d[a] = unbroadcast(xp.where((a > b) | xp.isnan(b), d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
@@ -280,7 +286,7 @@ def fmax(y, a, b):
     )
 
 
-@adjoint(np.fmin)
+@adjoint(np.fmin, elementwise=True, selects=True)
 def fmin(y, a, b):
     d[a] = unbroadcast(xp.where((a < b) | xp.isnan(b), d[y], xp.where(a == b, 0.5 * d[y], 0)), a)
     d[b] = unbroadcast(

@@ -5,7 +5,7 @@ Most helpers are linear in their first argument (a gradient or tangent) and read
 other arguments only for shapes; those others get no derivative (``static=...``).
 """
 
-from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import adjoint, bilinear, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime import accumulate, inplace, tangents
 from srcad.runtime.accumulate import (
     grad_dot_lhs,
@@ -109,95 +109,53 @@ def unit_if_zero_tangent(r, v):
 # ---- undoing broadcasting and reductions ----
 
 
-@adjoint(unbroadcast, static=("x",))
+@linear(unbroadcast, static=("x",))
 def unbroadcast_adjoint(y, g, x):
     d[g] = spread_like(d[y], g)
 
 
-@tangent(unbroadcast, static=("x",))
-def unbroadcast_tangent(y, g, x):
-    d[y] = unbroadcast(d[g], x)
-
-
-@adjoint(broadcast_like, static=("y",))
+@linear(broadcast_like, static=("y",))
 def broadcast_like_adjoint(r, t, y):
     d[t] = unbroadcast(d[r], t)
 
 
-@tangent(broadcast_like, static=("y",))
-def broadcast_like_tangent(r, t, y):
-    d[r] = broadcast_like(d[t], y)
-
-
-@adjoint(unreduce, static=("x",))
+@linear(unreduce, static=("x",))
 def unreduce_adjoint(y, g, x, axis=None, keepdims=False):
     d[g] = reduce_like(d[y], g, axis, keepdims)
 
 
-@tangent(unreduce, static=("x",))
-def unreduce_tangent(y, g, x, axis=None, keepdims=False):
-    d[y] = unreduce(d[g], x, axis, keepdims)
-
-
-@adjoint(keep_reduced, static=("x",))
+@linear(keep_reduced, static=("x",))
 def keep_reduced_adjoint(r, y, x, axis=None, keepdims=False):
     d[y] = reshape_like(d[r], y)
-
-
-@tangent(keep_reduced, static=("x",))
-def keep_reduced_tangent(r, y, x, axis=None, keepdims=False):
-    d[r] = keep_reduced(d[y], x, axis, keepdims)
 
 
 # ---- products: the gradients of a @ b are bilinear in the incoming gradient ----
 
 
-@adjoint(grad_matmul_lhs, static=("a",))
+@bilinear(grad_matmul_lhs, static=("a",))
 def grad_matmul_lhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(d[y] @ b, g)
     d[b] = grad_matmul_rhs(g, d[y], b)
 
 
-@tangent(grad_matmul_lhs, static=("a",))
-def grad_matmul_lhs_tangent(y, g, a, b):
-    d[y] = grad_matmul_lhs(d[g], a, b)
-    d[y] = grad_matmul_lhs(g, a, d[b])
-
-
-@adjoint(grad_matmul_rhs, static=("b",))
+@bilinear(grad_matmul_rhs, static=("b",))
 def grad_matmul_rhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(a @ d[y], g)
     d[a] = grad_matmul_lhs(g, a, d[y])
 
 
-@tangent(grad_matmul_rhs, static=("b",))
-def grad_matmul_rhs_tangent(y, g, a, b):
-    d[y] = grad_matmul_rhs(d[g], a, b)
-    d[y] = grad_matmul_rhs(g, d[a], b)
-
-
 # ---- copies ----
 
 
-@adjoint(zeroed, static=("index",))
+@linear(zeroed, static=("index",))
 def zeroed_adjoint(y, g, index):
     d[g] = zeroed(d[y], index)
 
 
-@tangent(zeroed, static=("index",))
-def zeroed_tangent(y, g, index):
-    d[y] = zeroed(d[g], index)
-
-
 # keeping the writes that survive is a mask: its own adjoint
-@adjoint(surviving, static=("index", "like"))
+@linear(surviving, static=("index", "like"))
 def surviving_adjoint(y, values, index, like):
     d[values] = surviving(d[y], index, like)
-
-
-@tangent(surviving, static=("index", "like"))
-def surviving_tangent(y, values, index, like):
-    d[y] = surviving(d[values], index, like)
 
 
 @adjoint(inplace.copied)
@@ -213,96 +171,52 @@ def copied_tangent(y, x):
 # ---- the helpers of these rules, for third and higher derivatives ----
 
 
-@adjoint(spread_like, static=("like",))
+@linear(spread_like, static=("like",))
 def spread_like_adjoint(y, g, like):
     d[g] = spread_like(d[y], g)
 
 
-@tangent(spread_like, static=("like",))
-def spread_like_tangent(y, g, like):
-    d[y] = spread_like(d[g], like)
-
-
-@adjoint(reshape_like, static=("like",))
+@linear(reshape_like, static=("like",))
 def reshape_like_adjoint(y, g, like):
     d[g] = reshape_like(d[y], g)
 
 
-@tangent(reshape_like, static=("like",))
-def reshape_like_tangent(y, g, like):
-    d[y] = reshape_like(d[g], like)
-
-
-@adjoint(reduce_like, static=("like",))
+@linear(reduce_like, static=("like",))
 def reduce_like_adjoint(y, g, like, axis=None, keepdims=False):
     d[g] = unreduce_like(d[y], g, axis, keepdims)
 
 
-@tangent(reduce_like, static=("like",))
-def reduce_like_tangent(y, g, like, axis=None, keepdims=False):
-    d[y] = reduce_like(d[g], like, axis, keepdims)
-
-
-@adjoint(unreduce_like, static=("x",))
+@linear(unreduce_like, static=("x",))
 def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False):
     d[g] = reduce_like(d[y], g, axis, keepdims)
-
-
-@tangent(unreduce_like, static=("x",))
-def unreduce_like_tangent(y, g, x, axis=None, keepdims=False):
-    d[y] = unreduce_like(d[g], x, axis, keepdims)
 
 
 # ---- more products; each gradient is linear in the incoming gradient and in the other
 # operand, so it has one term per argument: <grad_dot_lhs(g, a, b), c> = <g, dot(c, b)> ----
 
 
-@adjoint(grad_dot_lhs, static=("a",))
+@bilinear(grad_dot_lhs, static=("a",))
 def grad_dot_lhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(xp.dot(d[y], b), g)
     d[b] = grad_dot_rhs(g, d[y], b)
 
 
-@tangent(grad_dot_lhs, static=("a",))
-def grad_dot_lhs_tangent(y, g, a, b):
-    d[y] = grad_dot_lhs(d[g], a, b)
-    d[y] = grad_dot_lhs(g, a, d[b])
-
-
-@adjoint(grad_dot_rhs, static=("b",))
+@bilinear(grad_dot_rhs, static=("b",))
 def grad_dot_rhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(xp.dot(a, d[y]), g)
     d[a] = grad_dot_lhs(g, a, d[y])
 
 
-@tangent(grad_dot_rhs, static=("b",))
-def grad_dot_rhs_tangent(y, g, a, b):
-    d[y] = grad_dot_rhs(d[g], a, b)
-    d[y] = grad_dot_rhs(g, d[a], b)
-
-
-@adjoint(grad_inner_lhs, static=("a",))
+@bilinear(grad_inner_lhs, static=("a",))
 def grad_inner_lhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(xp.inner(d[y], b), g)
     d[b] = grad_inner_rhs(g, d[y], b)
 
 
-@tangent(grad_inner_lhs, static=("a",))
-def grad_inner_lhs_tangent(y, g, a, b):
-    d[y] = grad_inner_lhs(d[g], a, b)
-    d[y] = grad_inner_lhs(g, a, d[b])
-
-
-@adjoint(grad_inner_rhs, static=("b",))
+@bilinear(grad_inner_rhs, static=("b",))
 def grad_inner_rhs_adjoint(y, g, a, b):
     d[g] = unbroadcast(xp.inner(a, d[y]), g)
     d[a] = grad_inner_lhs(g, a, d[y])
-
-
-@tangent(grad_inner_rhs, static=("b",))
-def grad_inner_rhs_tangent(y, g, a, b):
-    d[y] = grad_inner_rhs(d[g], a, b)
-    d[y] = grad_inner_rhs(g, d[a], b)
 
 
 # einsum: grad_einsum(s, g, ops, i) is linear in g and in every operand but the i-th (read
@@ -590,42 +504,42 @@ def restack_tangent(y, gs, pieces, axis=0):
     d[y] = restack(d[gs], pieces, axis)
 
 
-@adjoint(concatenated_piece, static=("y", "arrays"))
+@adjoint(concatenated_piece, static=("y", "arrays", "i", "axis"))
 def concatenated_piece_adjoint(r, t, y, arrays, i, axis=0):
     d[t] = concatenated_part(d[r], t, arrays, i, axis)
 
 
-@tangent(concatenated_piece, static=("y", "arrays"))
+@tangent(concatenated_piece, static=("y", "arrays", "i", "axis"))
 def concatenated_piece_tangent(r, t, y, arrays, i, axis=0):
     d[r] = concatenated_piece(d[t], y, arrays, i, axis)
 
 
-@adjoint(concatenated_part, static=("t", "arrays"))
+@adjoint(concatenated_part, static=("t", "arrays", "i", "axis"))
 def concatenated_part_adjoint(r, g, t, arrays, i, axis=0):
     d[g] = concatenated_piece(d[r], g, arrays, i, axis)
 
 
-@tangent(concatenated_part, static=("t", "arrays"))
+@tangent(concatenated_part, static=("t", "arrays", "i", "axis"))
 def concatenated_part_tangent(r, g, t, arrays, i, axis=0):
     d[r] = concatenated_part(d[g], t, arrays, i, axis)
 
 
-@adjoint(stacked_piece, static=("y",))
+@adjoint(stacked_piece, static=("y", "i", "axis"))
 def stacked_piece_adjoint(r, t, y, i, axis=0):
     d[t] = stacked_part(d[r], t, i, axis)
 
 
-@tangent(stacked_piece, static=("y",))
+@tangent(stacked_piece, static=("y", "i", "axis"))
 def stacked_piece_tangent(r, t, y, i, axis=0):
     d[r] = stacked_piece(d[t], y, i, axis)
 
 
-@adjoint(stacked_part, static=("t",))
+@adjoint(stacked_part, static=("t", "i", "axis"))
 def stacked_part_adjoint(r, g, t, i, axis=0):
     d[g] = stacked_piece(d[r], g, i, axis)
 
 
-@tangent(stacked_part, static=("t",))
+@tangent(stacked_part, static=("t", "i", "axis"))
 def stacked_part_tangent(r, g, t, i, axis=0):
     d[r] = stacked_part(d[g], t, i, axis)
 

@@ -4,7 +4,16 @@ diagonal)."""
 
 import numpy as np
 
-from srcad.adjoints.registry import Method, adjoint, d, linear, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import (
+    Method,
+    adjoint,
+    bilinear,
+    d,
+    linear,
+    nondifferentiable,
+    tangent,
+    xp,
+)
 from srcad.runtime.accumulate import (
     grad_dot_lhs,
     grad_dot_rhs,
@@ -31,17 +40,25 @@ from srcad.runtime.einsums import (
 )
 from srcad.runtime.higher import einsum_replacing_two
 from srcad.runtime.linalg import chain_subscripts, diagonal_blocks, upper_block, upper_right
-from srcad.runtime.norms import norm_axes, norm_curvature, norm_slope, norm_third
+from srcad.runtime.norms import (
+    SINGULAR_ORDS,
+    norm_axes,
+    norm_curvature,
+    norm_slope,
+    norm_third,
+    singular_slope,
+    singular_weights,
+)
 from srcad.runtime.tangents import einsum_replacing
 
 
-@adjoint(np.dot, Method("dot"))
+@bilinear(np.dot, Method("dot"), broadcast_transparent=True, changes_shape=True)
 def dot(y, a, b):
     d[a] = grad_dot_lhs(d[y], a, b)
     d[b] = grad_dot_rhs(d[y], a, b)
 
 
-@adjoint(np.vdot)
+@bilinear(np.vdot)
 def vdot(y, a, b):
     # vdot(a, b) = sum(conj(a) * b): the transpose conjugates a's term (JAX's convention)
     # (only the real part reaches a real operand: for the derivative of this gradient)
@@ -49,19 +66,19 @@ def vdot(y, a, b):
     d[b] = real_like(d[y] * xp.reshape(xp.conj(a), b.shape), b)
 
 
-@adjoint(np.outer)
+@bilinear(np.outer)
 def outer(y, a, b):
     d[a] = real_like(xp.reshape(d[y] @ xp.reshape(b, (-1,)), a.shape), a)
     d[b] = real_like(xp.reshape(xp.reshape(a, (-1,)) @ d[y], b.shape), b)
 
 
-@adjoint(np.inner)
+@bilinear(np.inner)
 def inner(y, a, b):
     d[a] = grad_inner_lhs(d[y], a, b)
     d[b] = grad_inner_rhs(d[y], a, b)
 
 
-@adjoint(np.einsum)
+@adjoint(np.einsum, changes_shape=True)
 def einsum(y, subscripts, *operands):
     # any subscripts: '...', an index repeated within an operand, broadcast size-1 axes
     for i, x in enumerate(operands):
@@ -75,7 +92,7 @@ def multi_dot(y, arrays):
         d[x] = grad_einsum(chain_subscripts(arrays), d[y], arrays, i)
 
 
-@adjoint(np.tensordot)
+@bilinear(np.tensordot)
 def tensordot(y, a, b, axes=2):
     d[a] = grad_tensordot_lhs(d[y], a, b, axes)
     d[b] = grad_tensordot_rhs(d[y], a, b, axes)
@@ -85,37 +102,37 @@ def tensordot(y, a, b, axes=2):
 # transpose, so their rules are tensordot and the gradients again
 
 
-@adjoint(grad_tensordot_lhs, static=("a",))
+@bilinear(grad_tensordot_lhs, static=("a",))
 def grad_tensordot_lhs_adjoint(r, g, a, b, axes=2):
     d[g] = xp.tensordot(d[r], b, axes)
     d[b] = grad_tensordot_rhs(g, d[r], b, axes)
 
 
-@adjoint(grad_tensordot_rhs, static=("b",))
+@bilinear(grad_tensordot_rhs, static=("b",))
 def grad_tensordot_rhs_adjoint(r, g, a, b, axes=2):
     d[g] = xp.tensordot(a, d[r], axes)
     d[a] = grad_tensordot_lhs(g, a, d[r], axes)
 
 
-@adjoint(np.kron)
+@bilinear(np.kron)
 def kron(y, a, b):
     d[a] = grad_kron_lhs(d[y], a, b)
     d[b] = grad_kron_rhs(d[y], a, b)
 
 
-@adjoint(grad_kron_lhs, static=("a",))
+@bilinear(grad_kron_lhs, static=("a",))
 def grad_kron_lhs_adjoint(r, g, a, b):
     d[g] = xp.kron(d[r], b)
     d[b] = grad_kron_rhs(g, d[r], b)
 
 
-@adjoint(grad_kron_rhs, static=("b",))
+@bilinear(grad_kron_rhs, static=("b",))
 def grad_kron_rhs_adjoint(r, g, a, b):
     d[g] = xp.kron(a, d[r])
     d[a] = grad_kron_lhs(g, a, d[r])
 
 
-@adjoint(np.cross)
+@bilinear(np.cross)
 def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     # g . (a x b) = a . (b x g) = b . (g x a); the vector axes go where each operand had them
     d[a] = unbroadcast(xp.cross(b, d[y], axisb, axisc, axisa, axis), a)
@@ -160,10 +177,12 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
     # A vector's 2-norm (ord=2 along one axis) is that of ord None; a vector's p-norm (p
     # not 0, 1 or infinite) has the slope sign(x) (|x| / y)^(p-1), written with ops that
     # have rules so that it too differentiates to any order (0 where x or y is 0, as
-    # norm_slope's)
+    # norm_slope's); a matrix norm of singular values through singular_slope, whose rules
+    # are written with svd (any order)
     axes = norm_axes(x, axis)
     two = ord in (None, "fro") or (ord == 2 and len(axes) == 1)
     power = len(axes) == 1 and ord not in (0, 1, 2, float("inf"), float("-inf"))
+    singular = len(axes) == 2 and ord in SINGULAR_ORDS
     n = keep_reduced(y, x, axes, keepdims)
     ok = (x != 0) & (n != 0)
     ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
@@ -174,6 +193,8 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
         * (
             xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
             if power
+            else singular_slope(x, ord, axes)
+            if singular
             else norm_slope(x, ord, axis)
         ),
         two,
@@ -208,6 +229,8 @@ def matrix_norm(y, x, keepdims=False, ord="fro"):
     slope = (
         conj_if_complex(x) / keep_reduced(unit_if_zero(y), x, (-2, -1), keepdims)
         if ord == "fro"
+        else singular_slope(x, ord, (x.ndim - 2, x.ndim - 1))
+        if ord in SINGULAR_ORDS
         else norm_slope(x, ord, None, "matrix")
     )
     d[x] = complex_checked_unless(
@@ -261,30 +284,6 @@ def pinv(y, a, rcond=None, *, rtol=None):
 # ---- tangents ----
 
 
-@tangent(np.dot, Method("dot"))
-def dot_tangent(y, a, b):
-    d[y] = xp.dot(d[a], b)
-    d[y] = xp.dot(a, d[b])
-
-
-@tangent(np.vdot)
-def vdot_tangent(y, a, b):
-    d[y] = xp.vdot(d[a], b)
-    d[y] = xp.vdot(a, d[b])
-
-
-@tangent(np.outer)
-def outer_tangent(y, a, b):
-    d[y] = xp.outer(d[a], b)
-    d[y] = xp.outer(a, d[b])
-
-
-@tangent(np.inner)
-def inner_tangent(y, a, b):
-    d[y] = xp.inner(d[a], b)
-    d[y] = xp.inner(a, d[b])
-
-
 @tangent(np.einsum)
 def einsum_tangent(y, subscripts, *operands):
     # product rule: one term per operand, that operand replaced by its tangent
@@ -296,48 +295,6 @@ def einsum_tangent(y, subscripts, *operands):
 def multi_dot_tangent(y, arrays):
     for i, x in enumerate(arrays):
         d[y] = einsum_replacing(chain_subscripts(arrays), arrays, i, d[x])
-
-
-@tangent(np.tensordot)
-def tensordot_tangent(y, a, b, axes=2):
-    d[y] = xp.tensordot(d[a], b, axes)
-    d[y] = xp.tensordot(a, d[b], axes)
-
-
-@tangent(grad_tensordot_lhs, static=("a",))
-def grad_tensordot_lhs_tangent(r, g, a, b, axes=2):
-    d[r] = grad_tensordot_lhs(d[g], a, b, axes)
-    d[r] = grad_tensordot_lhs(g, a, d[b], axes)
-
-
-@tangent(grad_tensordot_rhs, static=("b",))
-def grad_tensordot_rhs_tangent(r, g, a, b, axes=2):
-    d[r] = grad_tensordot_rhs(d[g], a, b, axes)
-    d[r] = grad_tensordot_rhs(g, d[a], b, axes)
-
-
-@tangent(np.kron)
-def kron_tangent(y, a, b):
-    d[y] = xp.kron(d[a], b)
-    d[y] = xp.kron(a, d[b])
-
-
-@tangent(grad_kron_lhs, static=("a",))
-def grad_kron_lhs_tangent(r, g, a, b):
-    d[r] = grad_kron_lhs(d[g], a, b)
-    d[r] = grad_kron_lhs(g, a, d[b])
-
-
-@tangent(grad_kron_rhs, static=("b",))
-def grad_kron_rhs_tangent(r, g, a, b):
-    d[r] = grad_kron_rhs(d[g], a, b)
-    d[r] = grad_kron_rhs(g, d[a], b)
-
-
-@tangent(np.cross)
-def cross_tangent(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    d[y] = xp.cross(d[a], b, axisa, axisb, axisc, axis)
-    d[y] = xp.cross(a, d[b], axisa, axisb, axisc, axis)
 
 
 @tangent(np.linalg.inv)
@@ -368,6 +325,7 @@ def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
     axes = norm_axes(x, axis)
     two = ord in (None, "fro") or (ord == 2 and len(axes) == 1)
     power = len(axes) == 1 and ord not in (0, 1, 2, float("inf"), float("-inf"))
+    singular = len(axes) == 2 and ord in SINGULAR_ORDS
     n = keep_reduced(y, x, axes, keepdims)
     ok = (x != 0) & (n != 0)
     ratio = xp.where(ok, xp.abs(x), 1.0) / unit_if_zero(n)
@@ -379,6 +337,8 @@ def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
             * (
                 xp.where(ok, xp.sign(x) * ratio ** (ord - 1), 0.0)
                 if power
+                else singular_slope(x, ord, axes)
+                if singular
                 else norm_slope(x, ord, axis)
             ),
             axis=axes,
@@ -421,7 +381,16 @@ def matrix_norm_tangent(y, x, keepdims=False, ord="fro"):
         xp.real(xp.sum(conj_if_complex(x) * d[x], axis=(-2, -1), keepdims=keepdims))
         / unit_if_zero(y)
         if ord == "fro"
-        else xp.sum(d[x] * norm_slope(x, ord, None, "matrix"), axis=(-2, -1), keepdims=keepdims),
+        else xp.sum(
+            d[x]
+            * (
+                singular_slope(x, ord, (x.ndim - 2, x.ndim - 1))
+                if ord in SINGULAR_ORDS
+                else norm_slope(x, ord, None, "matrix")
+            ),
+            axis=(-2, -1),
+            keepdims=keepdims,
+        ),
         ord == "fro",
         "np.linalg.matrix_norm with an ord other than 'fro'",
         (x,),
@@ -497,6 +466,66 @@ def norm_slope_adjoint(w, x, ord=None, axis=None, kind="norm"):
 @tangent(norm_slope)
 def norm_slope_tangent(w, x, ord=None, axis=None, kind="norm"):
     d[w] = norm_curvature(d[x], x, ord, axis, kind)
+
+
+# ---- the slope u diag(m) vh of a norm of singular values, m the weights of those it sums:
+# its derivative is the norm's Hessian, symmetric, so both rules apply the same map, written
+# with svd and ops that have rules (any order: a third derivative goes through svd's own
+# rules, which need distinct singular values; this one needs them where m differs).
+# With p = u^T g v, the part in u's and v's columns is u (a * p + b * p^T) vh, where for
+# both i and j summed a = -b = 1 / (s_i + s_j), for one of them (svd's f = 1 / (s_j^2 -
+# s_i^2)) a = f (m_j s_j - m_i s_i), b = f (m_j s_i - m_i s_j), else 0; the rest of g,
+# outside those columns, is divided by s where m is 1 ----
+
+nondifferentiable(singular_weights)
+
+
+@adjoint(singular_slope)
+def singular_slope_adjoint(w, x, ord, axes):
+    g = xp.moveaxis(d[w], axes, (-2, -1))
+    u, s, vh = xp.linalg.svd(xp.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    v = xp.swapaxes(vh, -1, -2)
+    ut = xp.swapaxes(u, -1, -2)
+    m = singular_weights(s, ord)
+    mi = xp.expand_dims(m, -1)
+    mj = xp.expand_dims(m, -2)
+    si = xp.expand_dims(s, -1)
+    sj = xp.expand_dims(s, -2)
+    both = (1 - xp.eye(s.shape[-1], dtype=s.dtype)) * mi * mj
+    one = (mi - mj) ** 2
+    f = one / (sj * sj - si * si + 1 - one)
+    sum_both = both / (si + sj + 1 - both)
+    p = ut @ g @ v
+    inner = (sum_both + f * (mj * sj - mi * si)) * p
+    inner = inner + (f * (mj * si - mi * sj) - sum_both) * xp.swapaxes(p, -1, -2)
+    e = m / (s + 1 - m)
+    out = u @ inner @ vh + ((g @ v - u @ p) * xp.expand_dims(e, -2)) @ vh
+    out = out + u @ (xp.expand_dims(e, -1) * (ut @ g - p @ vh))
+    d[x] = xp.moveaxis(out, (-2, -1), axes)
+
+
+@tangent(singular_slope)
+def singular_slope_tangent(w, x, ord, axes):
+    g = xp.moveaxis(d[x], axes, (-2, -1))
+    u, s, vh = xp.linalg.svd(xp.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    v = xp.swapaxes(vh, -1, -2)
+    ut = xp.swapaxes(u, -1, -2)
+    m = singular_weights(s, ord)
+    mi = xp.expand_dims(m, -1)
+    mj = xp.expand_dims(m, -2)
+    si = xp.expand_dims(s, -1)
+    sj = xp.expand_dims(s, -2)
+    both = (1 - xp.eye(s.shape[-1], dtype=s.dtype)) * mi * mj
+    one = (mi - mj) ** 2
+    f = one / (sj * sj - si * si + 1 - one)
+    sum_both = both / (si + sj + 1 - both)
+    p = ut @ g @ v
+    inner = (sum_both + f * (mj * sj - mi * si)) * p
+    inner = inner + (f * (mj * si - mi * sj) - sum_both) * xp.swapaxes(p, -1, -2)
+    e = m / (s + 1 - m)
+    out = u @ inner @ vh + ((g @ v - u @ p) * xp.expand_dims(e, -2)) @ vh
+    out = out + u @ (xp.expand_dims(e, -1) * (ut @ g - p @ vh))
+    d[w] = xp.moveaxis(out, (-2, -1), axes)
 
 
 # ---- einsum's gradient in any form, and its product-rule terms: linear in g (in t) and in

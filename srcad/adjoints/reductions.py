@@ -20,22 +20,22 @@ from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
 
-@linear(np.sum, Method("sum"))
+@linear(np.sum, Method("sum"), changes_shape=True)
 def sum(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims)
 
 
-@linear(np.mean, Method("mean"))
+@linear(np.mean, Method("mean"), changes_shape=True)
 def mean(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y] / count(x, axis), x, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.prod, Method("prod"))
+@adjoint(np.prod, Method("prod"), changes_shape=True)
 def prod(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * prod_others(x, axis)
 
 
-@adjoint(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"))
+@adjoint(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), changes_shape=True)
 def max(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * extremum_share(x, y, axis, keepdims)
 
@@ -134,7 +134,7 @@ def average(y, a, axis=None, weights=None, *, keepdims=False):
     d[weights] = gather_weights(g * (a - keep_reduced(y, a, axis, keepdims)), weights, a, axis)
 
 
-@linear(np.cumsum, Method("cumsum"))
+@linear(np.cumsum, Method("cumsum"), changes_shape=True)
 def cumsum(y, x, axis=None):
     d[x] = uncumsum(d[y], x, axis)
 

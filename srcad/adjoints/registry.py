@@ -17,6 +17,7 @@ transpose) write them out as one would by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import sys
@@ -92,6 +93,30 @@ class Rule:
     variadic: bool = False
     #: the template without the refusal of complex values (``complex_safe``), if it has one
     unchecked: list[gast.stmt] | None = None
+    #: what the analyses know of the op, declared with its rule (see TRAITS); a user's
+    #: rule has none unless it declares them, so none is assumed of it by its name
+    elementwise: bool = False
+    selects: bool = False
+    moves: bool = False
+    broadcast_transparent: bool = False
+    changes_shape: bool = False
+
+
+#: The traits a declaration may give its rule (``@adjoint(np.maximum, elementwise=True,
+#: selects=True)``), each False unless declared.
+TRAITS = {
+    "elementwise": "an op of several operands whose result element reads only the operands' "
+    "elements at its (broadcast) position (one-operand ones say shape_preserving)",
+    "selects": "elementwise, and its derivative by an operand is zero where the operand's "
+    "value was not chosen (np.where, np.maximum)",
+    "moves": "each result element is one operand element, moved without mixing (reshapes, "
+    "transposes, flips, indexing)",
+    "broadcast_transparent": "the adjoint template is right for an incoming gradient "
+    "broadcast beyond the result's shape (elementwise templates, products whose helpers "
+    "reduce it first)",
+    "changes_shape": "the result need not have its array operand's shape (reductions, "
+    "reshapes, products): an adjoint expression calling it is not elementwise",
+}
 
 
 _RULES: dict[Any, Rule] = {}
@@ -159,12 +184,27 @@ def _parse(
     )
 
 
+def _traits(rule: Rule, traits: dict[str, bool]) -> Rule:
+    """``rule`` with the declared ``traits`` (keywords of TRAITS) set."""
+    for trait, value in traits.items():
+        if trait not in TRAITS:
+            known = ", ".join(TRAITS)
+            raise TypeError(f"{rule.name}: unknown rule trait {trait!r} (known: {known})")
+        setattr(rule, trait, bool(value))
+    return rule
+
+
 def _register(table: dict[Any, Rule], rule: Rule, ops: tuple[Any, ...], safe: bool) -> None:
     """``rule`` for each of ``ops``, refusing complex values unless it is known right for
     them (``safe``: the declaration's ``complex_safe``)."""
     if not (safe or _known_complex_safe(rule, ops)):
         _refusing_complex(rule, _label(ops[0]))
     for op in ops:
+        earlier = table.get(_key(op))
+        if earlier is not None and earlier.changes_shape and not rule.changes_shape:
+            # what the op does to shapes is the op's, whoever writes its rule: a rule
+            # replacing np.sum's still makes ``a.sum()`` a call that changes shape
+            rule = dataclasses.replace(rule, changes_shape=True)
         table[_key(op)] = rule
 
 
@@ -174,17 +214,19 @@ def adjoint(
     static: tuple[str, ...] = (),
     outputs: int | str = 1,
     complex_safe: bool = False,
+    **traits: bool,
 ) -> Callable[[T], T]:
     """Register the decorated template as the adjoint of each of ``ops``; operands named in
     ``static`` are read only for their shapes (no gradient flows to them). An op with
     several results names them first (``outputs=2``: ``def eigh(w, v, a)``), or with
     ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``). Unless
     ``complex_safe`` (or :func:`complex_safe` names an op), the rule refuses complex values
-    at run time (see :func:`_refusing_complex`)."""
+    at run time (see :func:`_refusing_complex`). ``traits`` (keywords of :data:`TRAITS`,
+    e.g. ``elementwise=True``) say what the analyses may assume of the op."""
 
     def register(template: T) -> T:
         _before_user_rule(template)
-        rule = _parse(template, shape_preserving, static, outputs)
+        rule = _traits(_parse(template, shape_preserving, static, outputs), traits)
         _register(_RULES, rule, ops, complex_safe)
         return template
 
@@ -213,6 +255,7 @@ def partials(
     static: tuple[str, ...] = (),
     complex_safe: bool = False,
     cuda: str | None = None,
+    **traits: bool,
 ) -> Callable[[T], T]:
     """Register the adjoint and the tangent of each of ``ops`` from its partial derivatives.
 
@@ -230,9 +273,10 @@ def partials(
         adjoint_body, tangent_body = synthesis.from_partials(template, static, broadcasts)
         helpers = {"unbroadcast": unbroadcast, "broadcast_like": broadcast_like}
         rule = _parse(template, shape_preserving, static, body=adjoint_body, names=helpers)
-        _register(_RULES, rule, ops, complex_safe)
+        _register(_RULES, _traits(rule, traits), ops, complex_safe)
         name = _tangent_name(template)
         tangent_rule = _parse(template, False, static, body=tangent_body, name=name, names=helpers)
+        _traits(tangent_rule, traits)
         _register(_TANGENTS, tangent_rule, ops, complex_safe)
         for op in ops:
             if cuda is not None and isinstance(getattr(op, "__name__", None), str):
@@ -247,6 +291,7 @@ def linear(
     shape_preserving: bool = False,
     static: tuple[str, ...] = (),
     complex_safe: bool = False,
+    **traits: bool,
 ) -> Callable[[T], T]:
     """Register the decorated template as the adjoint of each of ``ops``, linear in the
     operands it gives gradients to (together): the template is the op's transpose. The
@@ -259,10 +304,49 @@ def linear(
         op = next((o for o in ops if callable(o) and hasattr(o, "__name__")), None)
         if op is None:
             raise TypeError(f"linear({_label(ops[0])}): one of the ops must be a function")
-        rule = _parse(template, shape_preserving, static)
+        rule = _traits(_parse(template, shape_preserving, static), traits)
         body, names = synthesis.applied(op, _label(op), template, synthesis.stored(rule.body))
         name = _tangent_name(template)
         tangent_rule = _parse(template, False, static, body=body, name=name, names=names)
+        _traits(tangent_rule, traits)
+        _register(_RULES, rule, ops, complex_safe)
+        _register(_TANGENTS, tangent_rule, ops, complex_safe)
+        return template
+
+    return register
+
+
+def bilinear(
+    *ops: Any,
+    shape_preserving: bool = False,
+    static: tuple[str, ...] = (),
+    complex_safe: bool = False,
+    **traits: bool,
+) -> Callable[[T], T]:
+    """Register the decorated template as the adjoint of each of ``ops``, a product: linear
+    in each operand it gives gradients to when the others are held (``a @ b``, ``np.kron``),
+    so that the template is the transpose of each partial map. The tangent is the product
+    rule, one term per such operand: the op with that operand's tangent in its place
+    (``d[a] @ b``, then ``a @ d[b]``: a Python operator among ``ops`` first is written as
+    the operator; otherwise the first function, as :func:`linear` calls it). Options as
+    :func:`adjoint`'s."""
+
+    def register(template: T) -> T:
+        _before_user_rule(template)
+        first = ops[0] if ops else None
+        operator = getattr(gast, first.name, None) if isinstance(first, Operator) else None
+        if operator is not None and not issubclass(operator, gast.operator):
+            operator = None
+        op = next((o for o in ops if callable(o) and hasattr(o, "__name__")), None)
+        if op is None and operator is None:
+            raise TypeError(f"bilinear({_label(ops[0])}): one of the ops must be a function")
+        rule = _traits(_parse(template, shape_preserving, static), traits)
+        linear_in = synthesis.stored(rule.body)
+        label = _label(op if operator is None else first)
+        body, names = synthesis.applied(op, label, template, linear_in, True, operator)
+        name = _tangent_name(template)
+        tangent_rule = _parse(template, False, static, body=body, name=name, names=names)
+        _traits(tangent_rule, traits)
         _register(_RULES, rule, ops, complex_safe)
         _register(_TANGENTS, tangent_rule, ops, complex_safe)
         return template

@@ -11,7 +11,7 @@ from scipy import special, stats
 
 from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
 from srcad.runtime.accumulate import unbroadcast
-from srcad.runtime.mvn_cdf import mvn_cdf_cov, mvn_cdf_derivative
+from srcad.runtime.mvn_cdf import mvn_cdf_cov, mvn_cdf_derivative, mvn_ends, mvn_points
 from srcad.runtime.statistics import mvn_cov, mvn_cov_grad, mvn_dim, mvn_mean
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -249,51 +249,63 @@ def mvn_pdf(y, x, mean=None, cov=1):
 
 # ---- its cdf: SciPy integrates it numerically, so the rules call mvn_cdf_derivative for
 # the derivatives in x (in mean: negated; in cov: half the second derivative in x, on the
-# triangle SciPy's cdf reads, see mvn_cdf_cov); the integration options pass through, and
-# lower_limit, not among the rule's parameters, is refused by name ----
+# triangle SciPy's cdf reads, see mvn_cdf_cov); the integration options pass through. With
+# a lower_limit, mvn_cdf_derivative differentiates at both ends of the box (its axes are
+# (ends, d), reshaped so below): x is the first end, lower_limit the second, and mean and
+# cov move both together (the ends axes summed) ----
 
 _MVN_CDF_OPTIONS = ("allow_singular", "maxpts", "abseps", "releps", "rng")
 
 
 @adjoint(stats.multivariate_normal.cdf, static=_MVN_CDF_OPTIONS)
 def mvn_cdf(
-    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
-):
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
+    rng=None, lower_limit=None,
+):  # fmt: skip
     n = mvn_dim(x, mean, cov)
-    g = xp.reshape(d[y], (-1, 1))
+    ends = mvn_ends(lower_limit)
+    points = mvn_points(x, n)  # x as SciPy reads it; a lower_limit has no more points
+    g = xp.reshape(d[y], (-1, 1, 1))
     slope = mvn_cdf_derivative(
         x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    gx = xp.reshape(g * slope, x.shape)
-    d[x] = gx
-    d[mean] = unbroadcast(-gx, mean)
+    gs = g * xp.reshape(slope, (-1, ends, n))
+    d[x] = xp.reshape(gs[:, 0], x.shape)
+    d[lower_limit] = unbroadcast(xp.reshape(gs[:, ends - 1], points), lower_limit)
+    d[mean] = unbroadcast(-xp.reshape(xp.sum(gs, axis=1), points), mean)
     curvature = mvn_cdf_derivative(
         x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    full = 0.5 * xp.sum(xp.reshape(g, (-1, 1, 1)) * curvature, axis=0)
+    both = xp.sum(xp.reshape(curvature, (-1, ends, n, ends, n)), axis=(1, 3))
+    full = 0.5 * xp.sum(g * both, axis=0)
     d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
 
 
 @adjoint(stats.multivariate_normal.logcdf, static=_MVN_CDF_OPTIONS)
 def mvn_logcdf(
-    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
-):
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
+    rng=None, lower_limit=None,
+):  # fmt: skip
     n = mvn_dim(x, mean, cov)
-    g = xp.reshape(d[y] * xp.exp(-y), (-1, 1))  # through the cdf, exp(y)
+    ends = mvn_ends(lower_limit)
+    points = mvn_points(x, n)  # x as SciPy reads it; a lower_limit has no more points
+    g = xp.reshape(d[y] * xp.exp(-y), (-1, 1, 1))  # through the cdf, exp(y)
     slope = mvn_cdf_derivative(
         x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    gx = xp.reshape(g * slope, x.shape)
-    d[x] = gx
-    d[mean] = unbroadcast(-gx, mean)
+    gs = g * xp.reshape(slope, (-1, ends, n))
+    d[x] = xp.reshape(gs[:, 0], x.shape)
+    d[lower_limit] = unbroadcast(xp.reshape(gs[:, ends - 1], points), lower_limit)
+    d[mean] = unbroadcast(-xp.reshape(xp.sum(gs, axis=1), points), mean)
     curvature = mvn_cdf_derivative(
         x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    full = 0.5 * xp.sum(xp.reshape(g, (-1, 1, 1)) * curvature, axis=0)
+    both = xp.sum(xp.reshape(curvature, (-1, ends, n, ends, n)), axis=(1, 3))
+    full = 0.5 * xp.sum(g * both, axis=0)
     d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
 
 
@@ -304,25 +316,26 @@ def mvn_logcdf(
 @adjoint(mvn_cdf_derivative, static=("order",) + _MVN_CDF_OPTIONS)
 def mvn_cdf_derivative_adjoint(
     r, x, mean=None, cov=1, order=1, allow_singular=False, maxpts=None, abseps=1e-5,
-    releps=1e-5, rng=None,
+    releps=1e-5, rng=None, lower_limit=None,
 ):  # fmt: skip
     n = mvn_dim(x, mean, cov)
-    g = xp.reshape(d[r], (r.shape[0], -1, 1))
+    ends = mvn_ends(lower_limit)
+    points = mvn_points(x, n)  # x as SciPy reads it; a lower_limit has no more points
+    g = xp.reshape(d[r], (r.shape[0], -1, 1, 1))
     slope = mvn_cdf_derivative(
         x, mean, cov, order + 1, allow_singular=allow_singular, maxpts=maxpts,
-        abseps=abseps, releps=releps, rng=rng,
+        abseps=abseps, releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    gx = xp.reshape(xp.sum(g * xp.reshape(slope, (r.shape[0], -1, n)), axis=1), x.shape)
-    d[x] = gx
-    d[mean] = unbroadcast(-gx, mean)
+    gs = xp.sum(g * xp.reshape(slope, (r.shape[0], -1, ends, n)), axis=1)
+    d[x] = xp.reshape(gs[:, 0], x.shape)
+    d[lower_limit] = unbroadcast(xp.reshape(gs[:, ends - 1], points), lower_limit)
+    d[mean] = unbroadcast(-xp.reshape(xp.sum(gs, axis=1), points), mean)
     curvature = mvn_cdf_derivative(
         x, mean, cov, order + 2, allow_singular=allow_singular, maxpts=maxpts,
-        abseps=abseps, releps=releps, rng=rng,
+        abseps=abseps, releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    full = 0.5 * xp.sum(
-        xp.reshape(g, (r.shape[0], -1, 1, 1)) * xp.reshape(curvature, (r.shape[0], -1, n, n)),
-        axis=(0, 1),
-    )
+    both = xp.sum(xp.reshape(curvature, (r.shape[0], -1, ends, n, ends, n)), axis=(2, 4))
+    full = 0.5 * xp.sum(g * both, axis=(0, 1))
     d[cov] = mvn_cdf_cov(mvn_cov_grad(full, cov), n)
 
 
@@ -339,7 +352,7 @@ def mvn_cdf_cov_tangent(r, cov, n):
 # the parameters' helpers: mvn_mean is the identity where differentiated (a mean given),
 # mvn_cov and mvn_cov_grad linear maps, each other's adjoints
 
-nondifferentiable(mvn_dim)
+nondifferentiable(mvn_dim, mvn_ends, mvn_points)
 
 
 @adjoint(mvn_mean, static=("n",))
@@ -584,60 +597,98 @@ def mvn_pdf_tangent(y, x, mean=None, cov=1):
 
 @tangent(stats.multivariate_normal.cdf, static=_MVN_CDF_OPTIONS)
 def mvn_cdf_tangent(
-    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
-):
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
+    rng=None, lower_limit=None,
+):  # fmt: skip
     n = mvn_dim(x, mean, cov)
+    ends = mvn_ends(lower_limit)
     slope = mvn_cdf_derivative(
         x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], slope.shape) * slope, axis=1), y.shape)
-    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * slope, axis=1), y.shape)
+    at = xp.reshape(slope, (-1, ends, n))
+    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], (-1, n)) * at[:, 0], axis=1), y.shape)
+    d[y] = xp.reshape(
+        xp.sum(
+            xp.reshape(xp.broadcast_to(d[lower_limit], mvn_points(x, n)), (-1, n))
+            * at[:, ends - 1],
+            axis=1,
+        ),
+        y.shape,
+    )
+    moved = xp.sum(at, axis=1)  # both ends, as the mean moves them
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * moved, axis=1), y.shape)
     curvature = mvn_cdf_derivative(
         x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
+    both = xp.sum(xp.reshape(curvature, (-1, ends, n, ends, n)), axis=(1, 3))
     sym = mvn_cov(mvn_cdf_cov(d[cov], n), n)
-    d[y] = xp.reshape(0.5 * xp.sum(curvature * sym, axis=(1, 2)), y.shape)
+    d[y] = xp.reshape(0.5 * xp.sum(both * sym, axis=(1, 2)), y.shape)
 
 
 @tangent(stats.multivariate_normal.logcdf, static=_MVN_CDF_OPTIONS)
 def mvn_logcdf_tangent(
-    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5, rng=None
-):
+    y, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
+    rng=None, lower_limit=None,
+):  # fmt: skip
     n = mvn_dim(x, mean, cov)
+    ends = mvn_ends(lower_limit)
     slope = mvn_cdf_derivative(
         x, mean, cov, 1, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], slope.shape) * slope, axis=1), y.shape) * xp.exp(-y)
-    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * slope, axis=1), y.shape) * xp.exp(-y)
+    at = xp.reshape(slope, (-1, ends, n))
+    d[y] = xp.reshape(xp.sum(xp.reshape(d[x], (-1, n)) * at[:, 0], axis=1), y.shape) * xp.exp(-y)
+    d[y] = xp.reshape(
+        xp.sum(
+            xp.reshape(xp.broadcast_to(d[lower_limit], mvn_points(x, n)), (-1, n))
+            * at[:, ends - 1],
+            axis=1,
+        ),
+        y.shape,
+    ) * xp.exp(-y)
+    moved = xp.sum(at, axis=1)  # both ends, as the mean moves them
+    d[y] = -xp.reshape(xp.sum(xp.reshape(d[mean], (1, n)) * moved, axis=1), y.shape) * xp.exp(-y)
     curvature = mvn_cdf_derivative(
         x, mean, cov, 2, allow_singular=allow_singular, maxpts=maxpts, abseps=abseps,
-        releps=releps, rng=rng,
+        releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
+    both = xp.sum(xp.reshape(curvature, (-1, ends, n, ends, n)), axis=(1, 3))
     sym = mvn_cov(mvn_cdf_cov(d[cov], n), n)
-    d[y] = xp.reshape(0.5 * xp.sum(curvature * sym, axis=(1, 2)), y.shape) * xp.exp(-y)
+    d[y] = xp.reshape(0.5 * xp.sum(both * sym, axis=(1, 2)), y.shape) * xp.exp(-y)
 
 
 @tangent(mvn_cdf_derivative, static=("order",) + _MVN_CDF_OPTIONS)
 def mvn_cdf_derivative_tangent(
     r, x, mean=None, cov=1, order=1, allow_singular=False, maxpts=None, abseps=1e-5,
-    releps=1e-5, rng=None,
+    releps=1e-5, rng=None, lower_limit=None,
 ):  # fmt: skip
     n = mvn_dim(x, mean, cov)
+    ends = mvn_ends(lower_limit)
     slope = mvn_cdf_derivative(
         x, mean, cov, order + 1, allow_singular=allow_singular, maxpts=maxpts,
-        abseps=abseps, releps=releps, rng=rng,
+        abseps=abseps, releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
-    rows = xp.reshape(slope, (r.shape[0], -1, n))
-    d[r] = xp.reshape(xp.sum(rows * xp.reshape(d[x], (r.shape[0], 1, n)), axis=2), r.shape)
-    d[r] = -xp.reshape(xp.sum(rows * xp.reshape(d[mean], (1, 1, n)), axis=2), r.shape)
+    rows = xp.reshape(slope, (r.shape[0], -1, ends, n))
+    d[r] = xp.reshape(xp.sum(rows[:, :, 0] * xp.reshape(d[x], (-1, 1, n)), axis=2), r.shape)
+    d[r] = xp.reshape(
+        xp.sum(
+            rows[:, :, ends - 1]
+            * xp.reshape(xp.broadcast_to(d[lower_limit], mvn_points(x, n)), (-1, 1, n)),
+            axis=2,
+        ),
+        r.shape,
+    )
+    d[r] = -xp.reshape(
+        xp.sum(xp.sum(rows, axis=2) * xp.reshape(d[mean], (1, 1, n)), axis=2), r.shape
+    )
     curvature = mvn_cdf_derivative(
         x, mean, cov, order + 2, allow_singular=allow_singular, maxpts=maxpts,
-        abseps=abseps, releps=releps, rng=rng,
+        abseps=abseps, releps=releps, rng=rng, lower_limit=lower_limit,
     )  # fmt: skip
+    both = xp.sum(xp.reshape(curvature, (r.shape[0], -1, ends, n, ends, n)), axis=(2, 4))
     sym = xp.reshape(mvn_cov(mvn_cdf_cov(d[cov], n), n), (1, 1, n * n))
     d[r] = xp.reshape(
-        0.5 * xp.sum(xp.reshape(curvature, (r.shape[0], -1, n * n)) * sym, axis=2), r.shape
+        0.5 * xp.sum(xp.reshape(both, (r.shape[0], -1, n * n)) * sym, axis=2), r.shape
     )

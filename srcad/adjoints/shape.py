@@ -51,57 +51,59 @@ from srcad.runtime.tangents import (
 )
 
 
-@adjoint(np.reshape)
+# the reshape family is linear: the tangent is the op itself on the tangent (the same
+# entries in the same order as reshaping it to y's shape)
+@linear(np.reshape, moves=True, changes_shape=True)
 def reshape(y, x, shape):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@adjoint(Method("reshape"))
+@adjoint(Method("reshape"), moves=True, changes_shape=True)
 def reshape_method(y, x, *shape):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@adjoint(np.ravel, Method("ravel"), Method("flatten"))
+@linear(np.ravel, Method("ravel"), Method("flatten"), moves=True, changes_shape=True)
 def ravel(y, x):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@adjoint(np.squeeze, Method("squeeze"))
+@linear(np.squeeze, Method("squeeze"), moves=True, changes_shape=True)
 def squeeze(y, x, axis=None):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@adjoint(np.expand_dims)
+@linear(np.expand_dims, moves=True, changes_shape=True)
 def expand_dims(y, x, axis):
     d[x] = xp.reshape(d[y], xp.shape(x))
 
 
-@linear(np.transpose)
+@linear(np.transpose, moves=True, changes_shape=True)
 def transpose(y, x, axes=None):
     d[x] = xp.transpose(d[y], inverse_axes(axes))
 
 
-@adjoint(Method("transpose"))
+@adjoint(Method("transpose"), moves=True, changes_shape=True)
 def transpose_method(y, x, *axes):
     d[x] = xp.transpose(d[y], inverse_axes(axes))
 
 
-@adjoint(Attribute("T"))
+@adjoint(Attribute("T"), moves=True)
 def transpose_attribute(y, x):
     d[x] = d[y].T
 
 
-@linear(np.swapaxes, Method("swapaxes"))
+@linear(np.swapaxes, Method("swapaxes"), moves=True, changes_shape=True)
 def swapaxes(y, x, axis1, axis2):
     d[x] = xp.swapaxes(d[y], axis1, axis2)
 
 
-@linear(np.moveaxis)
+@linear(np.moveaxis, static=("source", "destination"), moves=True, changes_shape=True)
 def moveaxis(y, x, source, destination):
     d[x] = xp.moveaxis(d[y], destination, source)
 
 
-@adjoint(np.broadcast_to)
+@adjoint(np.broadcast_to, changes_shape=True)
 def broadcast_to(y, x, shape):
     d[x] = unbroadcast(d[y], x)
 
@@ -171,17 +173,18 @@ def kept_dtype_adjoint(y, value, target):
     np.asanyarray,
     np.ascontiguousarray,
     shape_preserving=True,
+    broadcast_transparent=True,
 )
 def copy(y, x):
     return 1
 
 
-@linear(np.flip)
+@linear(np.flip, moves=True)
 def flip(y, x, axis=None):
     d[x] = xp.flip(d[y], axis=axis)
 
 
-@linear(np.roll)
+@linear(np.roll, moves=True)
 def roll(y, x, shift, axis=None):
     d[x] = xp.roll(d[y], -shift, axis=axis)
 
@@ -196,7 +199,7 @@ def tril(y, x, k=0):
     d[x] = xp.tril(d[y], k)
 
 
-@linear(np.diag)
+@linear(np.diag, changes_shape=True)
 def diag(y, x, k=0):
     d[x] = undiag(d[y], x, k)
 
@@ -221,22 +224,22 @@ def pad(y, x, pad_width):
     d[x] = unpad(d[y], x, pad_width)
 
 
-@linear(np.take)
+@linear(np.take, changes_shape=True)
 def take(y, x, indices, axis=None):
     d[x] = untake(d[y], x, indices, axis)
 
 
-@linear(np.flipud)
+@linear(np.flipud, moves=True)
 def flipud(y, m):
     d[m] = xp.flipud(d[y])
 
 
-@linear(np.fliplr)
+@linear(np.fliplr, moves=True)
 def fliplr(y, m):
     d[m] = xp.fliplr(d[y])
 
 
-@linear(np.rot90)
+@linear(np.rot90, moves=True)
 def rot90(y, m, k=1, axes=(0, 1)):
     d[m] = xp.rot90(d[y], -k, axes)
 
@@ -249,7 +252,7 @@ def rollaxis(y, a, axis, start=0):
 nondifferentiable(rolled_position)
 
 
-@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d, moves=True)
 def atleast_nd(y, x):
     # x may be a Python number
     d[x] = reshape_like(d[y], x)
@@ -321,28 +324,8 @@ def full(y, shape, fill_value, dtype=None):
 # ---- tangents ----
 
 
-@tangent(np.reshape)
-def reshape_tangent(y, x, shape):
-    d[y] = xp.reshape(d[x], xp.shape(y))
-
-
 @tangent(Method("reshape"))
 def reshape_method_tangent(y, x, *shape):
-    d[y] = xp.reshape(d[x], xp.shape(y))
-
-
-@tangent(np.ravel, Method("ravel"), Method("flatten"))
-def ravel_tangent(y, x):
-    d[y] = xp.reshape(d[x], xp.shape(y))
-
-
-@tangent(np.squeeze, Method("squeeze"))
-def squeeze_tangent(y, x, axis=None):
-    d[y] = xp.reshape(d[x], xp.shape(y))
-
-
-@tangent(np.expand_dims)
-def expand_dims_tangent(y, x, axis):
     d[y] = xp.reshape(d[x], xp.shape(y))
 
 

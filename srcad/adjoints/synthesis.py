@@ -1,5 +1,5 @@
-"""The templates a one-line rule declaration stands for (registry.partials, registry.linear),
-written as they would be by hand."""
+"""The templates a one-line rule declaration stands for (registry.partials, registry.linear,
+registry.bilinear), written as they would be by hand."""
 
 from __future__ import annotations
 
@@ -50,17 +50,61 @@ def from_partials(
 
 
 def applied(
-    op: Any, label: str, template: Callable, linear_in: set[str]
+    op: Any,
+    label: str,
+    template: Callable,
+    linear_in: set[str],
+    separately: bool = False,
+    operator: type[gast.operator] | None = None,
 ) -> tuple[list[gast.stmt], dict[str, Any]]:
     """The tangent body ``d[y] = op(...)`` of ``template``'s operands, the tangents of
     ``linear_in`` in their places (``xp.fft.fft`` for NumPy's op, by name for another), and
-    the names it adds to the template's globals."""
+    the names it adds to the template's globals. With ``separately`` (a product: linear in
+    each of ``linear_in`` alone) one term per operand of ``linear_in``, only its tangent in
+    its place (``d[a] @ b`` and ``a @ d[b]``, written with ``operator`` where given)."""
+    result, *params = inspect.signature(template).parameters.values()
+    if not linear_in or not linear_in <= {p.name for p in params}:
+        raise TypeError(
+            f"{_form(separately)}({label}): the template must give its operands gradients"
+        )
+    if not separately:
+        return _applied(op, label, template, linear_in, result.name, params)
+    body: list[gast.stmt] = []
+    names: dict[str, Any] = {}
+    for x in (p.name for p in params if p.name in linear_in):
+        if operator is not None:
+            if len(params) != 2:
+                raise TypeError(f"bilinear({label}): an operator's template takes two operands")
+            left, right = (_d(p.name) if p.name == x else _load(p.name) for p in params)
+            body.append(_assign(result.name, gast.BinOp(left=left, op=operator(), right=right)))
+            continue
+        term, more = _applied(op, label, template, {x}, result.name, params, "bilinear")
+        body.extend(term)
+        names.update(more)
+    return body, names
+
+
+def _form(separately: bool) -> str:
+    return "bilinear" if separately else "linear"
+
+
+def _applied(
+    op: Any,
+    label: str,
+    template: Callable,
+    linear_in: set[str],
+    result: str,
+    params: list[inspect.Parameter],
+    form: str = "linear",
+) -> tuple[list[gast.stmt], dict[str, Any]]:
+    """``d[result] = op(...)``, the tangents of ``linear_in`` in their places, and the names
+    it adds to the template's globals."""
     name = op.__name__
     module = getattr(op, "__module__", None) or ""
     names: dict[str, Any] = {}
     if module.split(".")[0] == "numpy":
         if getattr(importlib.import_module(module), name, None) is not op:
-            raise TypeError(f"linear({label}): not found as {module}.{name}")
+            raise TypeError(f"{form}({label}): not found as {module}.{name}")
         func: gast.expr = _load("xp")
         for attr in (*module.split(".")[1:], name):
             func = gast.Attribute(value=func, attr=attr, ctx=gast.Load())
@@ -68,21 +112,18 @@ def applied(
         func = _load(name)
         if template.__globals__.get(name) is not op:
             names[name] = op
-    result, *params = inspect.signature(template).parameters.values()
-    if not linear_in or not linear_in <= {p.name for p in params}:
-        raise TypeError(f"linear({label}): the template must give its operands gradients")
     args, keywords = [], []
     for param in params:
         value = _d(param.name) if param.name in linear_in else _load(param.name)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"linear({label}): *{param.name} is not supported")
+            raise TypeError(f"{form}({label}): *{param.name} is not supported")
         if param.kind is param.KEYWORD_ONLY or param.default is not param.empty:
             keywords.append(gast.keyword(arg=param.name, value=value))
         else:
             args.append(value)
-    _check_call(op, label, params)
+    _check_call(op, label, params, form)
     call = gast.Call(func=func, args=args, keywords=keywords)
-    return [_assign(result.name, call)], names
+    return [_assign(result, call)], names
 
 
 def stored(body: list[gast.stmt]) -> set[str]:
@@ -138,7 +179,7 @@ def _reads_through(temps: list[gast.stmt]) -> dict[str, set[str]]:
     return reads
 
 
-def _check_call(op: Any, label: str, params: list[inspect.Parameter]) -> None:
+def _check_call(op: Any, label: str, params: list[inspect.Parameter], form: str) -> None:
     """Refuse a template whose operands ``op`` does not take as the tangent passes them, or
     whose defaults are not the op's (the tangent leaves out an operand left at its default)."""
     try:
@@ -150,14 +191,14 @@ def _check_call(op: Any, label: str, params: list[inspect.Parameter]) -> None:
     try:
         signature.bind(*positional, **keywords)
     except TypeError as exc:
-        raise TypeError(f"linear({label}): {exc}") from None
+        raise TypeError(f"{form}({label}): {exc}") from None
     for name, default in keywords.items():
         own = signature.parameters.get(name)
         # (NumPy's "not given" stands for the default its own code then uses)
         if own is None or own.default is getattr(np, "_NoValue", None):
             continue
         if own.default != default:
-            raise TypeError(f"linear({label}): {name}={default!r} is not the op's default")
+            raise TypeError(f"{form}({label}): {name}={default!r} is not the op's default")
 
 
 def _load(name: str) -> gast.Name:

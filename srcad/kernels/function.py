@@ -17,8 +17,8 @@ from srcad.kernels.components import expand
 from srcad.kernels.cuda import kernel_parts
 from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
-from srcad.runtime.accumulate import unbroadcast
 from srcad.runtime.backend import array_namespace
+from srcad.runtime.mixed import MixedJVP, MixedVJP
 from srcad.tracebacks import boundary
 from srcad.transform.codegen import compile_source
 from srcad.transform.frontend import parse_function
@@ -28,8 +28,6 @@ from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import COMPARE, Operator, classify
 from srcad.transform.pipeline import normalize
 
-#: NumPy functions that work element by element without being ufuncs
-_ELEMENTWISE = {np.where, np.clip, np.abs}
 _BUILTINS = {abs, float, min, max}
 _OPERATORS = {"Add", "Sub", "Mult", "Div", "Pow", "Mod", "USub", "UAdd", "Square", "Copy",
               "Not", "FloorDiv"}  # fmt: skip
@@ -125,35 +123,7 @@ class ElementwiseFunction:
         """The object generated code calls: ``forward``/``backward`` in reverse mode
         (``mode="vjp"``), ``(tangents, *args) -> (value, tangent)`` in forward mode."""
         compiled = self.compiled(tuple(wrt))
-        return _MixedVJP(compiled, wrt) if mode == "vjp" else _MixedJVP(compiled, wrt)
-
-
-class _MixedVJP:
-    def __init__(self, compiled: Compiled, wrt: tuple[int, ...]) -> None:
-        self.compiled = compiled
-        self.wrt = wrt
-
-    def forward(self, *args: Any) -> tuple[Any, Any]:
-        """The value, and the partials kept for the backward pass."""
-        value, partials = self.compiled(*args)
-        return value, (partials, [args[k] for k in self.wrt])
-
-    def backward(self, residuals: Any, g: Any) -> tuple[Any, ...]:
-        """The incoming gradient times each partial, summed to its argument's shape."""
-        partials, args = residuals
-        return tuple(unbroadcast(g * partials[j], a) for j, a in enumerate(args))
-
-
-class _MixedJVP:
-    def __init__(self, compiled: Compiled, wrt: tuple[int, ...]) -> None:
-        self.compiled = compiled
-        self.wrt = wrt
-
-    def __call__(self, tangents: tuple, *args: Any) -> tuple[Any, Any]:
-        """The value and the sum of the partials times the tangents."""
-        value, partials = self.compiled(*args)
-        tangent = sum(partials[j] * t for j, t in enumerate(tangents))
-        return value, tangent
+        return MixedVJP(compiled, wrt) if mode == "vjp" else MixedJVP(compiled, wrt)
 
 
 def _compile(fun: Callable, wrt: tuple[int, ...]) -> Compiled:
@@ -195,7 +165,7 @@ def _check_scalar(fun: Callable) -> None:
         callee = op.callee
         if callee is not None and (
             isinstance(callee, np.ufunc)
-            or callee in _ELEMENTWISE
+            or (op.rule is not None and op.rule.elementwise)  # np.where, np.clip
             or callee in _BUILTINS
             or getattr(callee, "__module__", None) == "math"
         ):

@@ -195,7 +195,11 @@ def zeros_like(x: Any) -> Any:
     """A zero gradient for ``x``: ``0.0`` for a Python number, ``[None, ...]`` for a list,
     else a zero array."""
     if isinstance(x, list):
-        return [None] * len(x)
+        # one that adds element by element: code differentiated again accumulates a list's
+        # gradient with ``+``, which would join two plain lists
+        from srcad.runtime.higher import GradientList  # (it imports this module)
+
+        return GradientList([None] * len(x))
     if not hasattr(x, "shape"):
         return 0.0
     return array_namespace(x).zeros_like(x)

@@ -195,6 +195,11 @@ class GradientList(list):
     """A list gradient whose ``+`` adds element by element (``None`` is zero), as gradients
     add: code that accumulates a list's gradient with ``+`` must not join the lists."""
 
+    # an array on the left (the elements' gradients stacked, the form generated code
+    # indexing the list makes) leaves ``+`` to this class, rather than reading the list
+    # as an array of objects (``None + float``)
+    __array_ufunc__ = None
+
     def __add__(self, other: Any) -> GradientList:  # type: ignore[override]
         return GradientList(add_gradients(self, other))
 

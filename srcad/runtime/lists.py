@@ -58,8 +58,30 @@ def scatter_element(items: list, index: int, g: Any) -> list:
     return grads
 
 
-def add_gradients(a: list, b: list) -> list:
-    """Elementwise sum of two list gradients (``None`` is zero)."""
+def is_zero_gradient(g: Any) -> bool:
+    """Whether ``g`` is a zero gradient with no list form: ``None``, or the number zero that
+    ``zeros_like`` gives a name holding no list yet (the value before its first assignment,
+    which code differentiated again pushes on a tape like any other)."""
+    if g is None:
+        return True
+    if isinstance(g, (list, tuple)) or len(getattr(g, "shape", ())) != 0:
+        return False
+    return isinstance(g, (int, float, complex)) and g == 0
+
+
+def add_gradients(a: Any, b: Any) -> Any:
+    """Elementwise sum of two list gradients (``None`` is zero). Either may be a zero number
+    (:func:`is_zero_gradient`) or one array stacking the elements' gradients along its
+    first axis (generated code indexing a list it did not build makes that form)."""
+    if is_zero_gradient(b):
+        return list(a) if isinstance(a, list) else a
+    if is_zero_gradient(a):
+        return list(b) if isinstance(b, list) else b
+    # a zero made from a list appended to in place has the list's final length: longer
+    # than the gradient of the list as it was, by elements that have no gradient
+    n = min(len(a), len(b))
+    if any(g is not None for g in [*a[n:], *b[n:]]):
+        raise ValueError(f"list gradients of {len(a)} and {len(b)} elements cannot be added")
     return [y if x is None else x if y is None else x + y for x, y in zip(a, b)]
 
 

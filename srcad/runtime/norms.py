@@ -1,6 +1,9 @@
 """Helpers for the rules of ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` with an
 ``ord`` other than the 2-norm / Frobenius norm: the slope (gradient) of each slice's norm,
-and its curvature (the Hessian applied to a direction) for second derivatives."""
+and its curvature (the Hessian applied to a direction) for second derivatives. The norms
+of singular values (``'nuc'``, 2, -2 of a matrix) have a slope of their own,
+:func:`singular_slope`, whose rules are written with ``svd`` to differentiate to any
+order."""
 
 from __future__ import annotations
 
@@ -22,10 +25,17 @@ def norm_axes(x: Any, axis: Any = None, kind: str = "norm") -> tuple[int, ...]:
     return tuple(a % ndim for a in axis)
 
 
+#: the matrix norms of singular values: their sum, the largest, the smallest
+SINGULAR_ORDS = ("nuc", 2, -2)
+
+
 def _plan(x: Any, ord: Any, axis: Any, kind: str) -> tuple[Any, tuple[int, ...], bool]:
     """``(ord, axes, matrix)``: ``matrix`` when the norm is a matrix norm over two axes."""
     axes = norm_axes(x, axis, kind)
     matrix = kind == "matrix" or (kind == "norm" and len(axes) == 2)
+    if matrix and ord in SINGULAR_ORDS:
+        # the rules call singular_slope for these: a slope here would have no third derivative
+        raise ValueError(f"the matrix norm with ord={ord!r} has its slope in singular_slope")
     if kind == "norm" and axis is None and x.ndim > 2 and ord is not None:
         raise ValueError("np.linalg.norm with an ord needs a 1-d or 2-d array or an axis")
     if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
@@ -56,9 +66,27 @@ def _from_end(x: Any, axes: tuple[int, ...]) -> Any:
     return array_namespace(x).moveaxis(x, (-2, -1), axes)
 
 
-def _singular(x: Any, axes: tuple[int, ...]) -> tuple[Any, Any, Any]:
+def singular_weights(s: Any, ord: Any) -> Any:
+    """1 for each singular value in ``s`` (descending, last axis) that the norm with ``ord``
+    sums (all of them for ``'nuc'``, the largest for 2, the smallest for -2), else 0."""
+    xp = array_namespace(s)
+    if ord not in SINGULAR_ORDS:
+        raise ValueError(f"the matrix norm with ord={ord!r} is not a norm of singular values")
+    if ord == "nuc":
+        return xp.ones_like(s)
+    k = s.shape[-1]
+    picked = xp.arange(k) == (0 if ord == 2 else k - 1)
+    return xp.zeros_like(s) + xp.astype(picked, s.dtype)
+
+
+def singular_slope(x: Any, ord: Any, axes: tuple[int, ...]) -> Any:
+    """The gradient of the norm of singular values with ``ord`` of each matrix of ``x`` over
+    ``axes``: ``u diag(m) vh`` of the reduced SVD, ``m`` the :func:`singular_weights` (at
+    tied or zero singular values where they matter, one subgradient)."""
     xp = array_namespace(x)
-    return xp.linalg.svd(_to_end(x, axes), full_matrices=False)
+    u, s, vh = xp.linalg.svd(_to_end(x, axes), full_matrices=False)
+    m = singular_weights(s, ord)
+    return _from_end((u * xp.expand_dims(m, -2)) @ vh, axes)
 
 
 def _two(x: Any, axes: tuple[int, ...]) -> Any:
@@ -87,12 +115,6 @@ def norm_slope(x: Any, ord: Any = None, axis: Any = None, kind: str = "norm") ->
     inf = float("inf")
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         return x / _two(x, axes)
-    if matrix and ord in ("nuc", 2, -2):
-        u, s, vh = _singular(x, axes)
-        if ord == "nuc":
-            return _from_end(u @ vh, axes)
-        k = slice(0, 1) if ord == 2 else slice(-1, None)  # the largest / smallest
-        return _from_end(u[..., :, k] @ vh[..., k, :], axes)
     if matrix:
         # 1 / -1: the max / min column sum of |x|; inf / -inf: the row sum
         along = axes[0] if ord in (1, -1) else axes[1]
@@ -117,15 +139,6 @@ def norm_curvature(t: Any, x: Any, ord: Any = None, axis: Any = None, kind: str 
         y = _two(x, axes)
         w = x / y
         return (t - w * xp.sum(w * t, axis=axes, keepdims=True)) / y
-    if matrix and ord in ("nuc", 2, -2):
-        from srcad.runtime.decompositions import svd_tangents
-
-        u, s, vh = _singular(x, axes)
-        du, _, dvh = svd_tangents(_to_end(t, axes), u, s, vh, False)
-        if ord == "nuc":
-            return _from_end(du @ vh + u @ dvh, axes)
-        k = slice(0, 1) if ord == 2 else slice(-1, None)
-        return _from_end(du[..., :, k] @ vh[..., k, :] + u[..., :, k] @ dvh[..., k, :], axes)
     if matrix or ord in (0, 1, float("inf"), float("-inf")):
         return xp.zeros_like(x * t)
     # d(sign(x) (|x|/y)^(p-1)) = (p-1)/y ((|x|/y)^(p-2) t - w sum(w t)), w the slope
@@ -140,7 +153,8 @@ def norm_third(
     r: Any, t: Any, x: Any, ord: Any = None, axis: Any = None, kind: str = "norm"
 ) -> Any:
     """The derivative of :func:`norm_curvature` in ``x``: 0 for the piecewise linear norms,
-    refused for the others (third derivatives of those norms are not implemented)."""
+    refused for the others (not reached: the rules write those norms' slopes with ops
+    that have rules of their own)."""
     ord, axes, matrix = _plan(x, ord, axis, kind)
     if (matrix and ord in (1, -1, float("inf"), float("-inf"))) or (
         not matrix and ord in (0, 1, float("inf"), float("-inf"))

@@ -1,7 +1,8 @@
 """Room on the stack for derivatives of recursive functions.
 
 A derivative runs each level of the user's recursion through a few frames (the call
-handle, then the generated function), where the function itself needs one. While
+handle, then the generated function; a second derivative, through those of the first
+derivative's functions as well), where the function itself needs one. While
 generated code calls user functions, the recursion limit is raised in proportion to the
 one the caller set, so a derivative recurses as deep as the function does; past that, a
 RecursionError says so instead of pointing into srcad.
@@ -14,8 +15,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-#: frames a derivative needs per level of the user's recursion, at most
-FRAMES_PER_LEVEL = 3
+#: frames a derivative needs per level of the user's recursion, at most: a first
+#: derivative 3, a second one of a recursion whose depth depends on data up to 6 (forward
+#: over reverse; reverse over reverse 4: measured, transform/recursive_calls.py)
+FRAMES_PER_LEVEL = 7
 #: no higher than this: generated code's calls also use the C stack (a segfault, past it)
 MOST = 8000
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
+from srcad.adjoints.registry import Method, lookup
 from srcad.runtime import accumulate
 from srcad.transform import build
-from srcad.transform.analyses.masking import SELECTIONS, is_elementwise, keeps_zeros
+from srcad.transform.analyses.masking import is_elementwise, keeps_zeros
 from srcad.transform.analyses.shapes import Rank
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import LIST_GRADIENT_HINT
@@ -31,12 +33,6 @@ from srcad.transform.templates import (
     stored_params,
 )
 
-#: Rules whose adjoint is correct for an incoming gradient broadcast beyond the result's
-#: shape (elementwise templates, and products whose helpers reduce it first).
-_BROADCAST_TRANSPARENT = {
-    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "maximum", "minimum",
-    "where", "clip", "matmul", "dot", "identity", "neg", "copy",
-}  # fmt: skip
 #: Rules that take a list built in the function as a list (its gradient is a list).
 _LIST_AWARE = {
     "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
@@ -104,7 +100,7 @@ class RuleAdjoints:
             raise source.error(f"{op.label}: {exc}", where) from None
         out: list[gast.stmt] = []
         name = target.id
-        transparent = rule.shape_preserving or rule.name in _BROADCAST_TRANSPARENT
+        transparent = rule.shape_preserving or rule.broadcast_transparent
         if self.is_loose(name) and not transparent:
             helper = ctx.namer.bind_global(accumulate.unbroadcast, "unbroadcast")
             exact = build.call(helper, build.load(self.adj(name)), build.load(name))
@@ -125,7 +121,7 @@ class RuleAdjoints:
             reader.renamed = {name: incoming}
             self.state.discard(name)
         read_uniform = fell_back = False
-        chained = is_elementwise(rule) and rule.name not in SELECTIONS and name in ctx.masked
+        chained = is_elementwise(rule) and not rule.selects and name in ctx.masked
         for tstmt in body:
             if isinstance(tstmt, gast.Assign):
                 dest = tstmt.targets[0]
@@ -370,7 +366,7 @@ class _ReadAdjoints(Transformer):
                 return exact
             if isinstance(operand, gast.Name) and operand.id not in self.sweep.available:
                 # the operand's value is gone by now: leave the gradient broadcast, and let
-                # whoever reads this adjoint reduce it (see _BROADCAST_TRANSPARENT)
+                # whoever reads this adjoint reduce it (a rule's broadcast_transparent)
                 self.lazy = True
                 return value
         if isinstance(func, gast.Name) and len(node.args) == 3 and not node.keywords:
@@ -427,10 +423,12 @@ def multiple_results(stmt: gast.Assign, ctx: Context) -> bool:
     return rule is not None and bool(rule.results)
 
 
-#: calls in adjoint templates that do not keep the shape of their array argument
-_NOT_ELEMENTWISE = {"sum", "mean", "prod", "max", "min", "amax", "amin", "reshape", "ravel",
-                    "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "dot",
-                    "matmul", "einsum", "broadcast_to", "take", "diag", "cumsum"}  # fmt: skip
+def _changes_shape(attr: str) -> bool:
+    """Whether a call ``xp.attr(...)`` or ``a.attr(...)`` in an adjoint expression may not
+    keep its array argument's shape: its rule, as NumPy function or as method, says so
+    (``changes_shape``); a call without such a rule counts as elementwise."""
+    rules = (lookup(getattr(np, attr, None)), lookup(Method(attr)))
+    return any(rule is not None and rule.changes_shape for rule in rules)
 
 
 def _keeps_shape(rule, op) -> bool:
@@ -446,7 +444,7 @@ def _elementwise_in(value: gast.expr, operands: set[str]) -> bool:
     for node in gast.walk(value):
         if isinstance(node, gast.Call):
             func = node.func
-            if not isinstance(func, gast.Attribute) or func.attr in _NOT_ELEMENTWISE:
+            if not isinstance(func, gast.Attribute) or _changes_shape(func.attr):
                 return False
         elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
             if node.value.id in operands:

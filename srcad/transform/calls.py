@@ -1,6 +1,11 @@
 """Calls to the user's own Python functions: each callee is transformed into a forward and
 backward pair of its own (cached per callee and per differentiated parameters), and the
 caller calls them, so helpers, closures, ``functools.partial`` and recursion all work.
+
+The handles generated code calls live in srcad/runtime/calls.py (generated code depends
+on the runtime alone); this module builds them, gives them the transformer they call on
+first use, and holds the objects the user's code meets (custom_vjp, custom_jvp,
+checkpoint) with what code differentiated again makes of them.
 """
 
 from __future__ import annotations
@@ -14,7 +19,28 @@ import numpy as np
 
 from srcad import pytree
 from srcad.adjoints.scipy_table import is_scipy
-from srcad.runtime import recursion
+from srcad.runtime import calls as runtime_calls
+from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer builds them)
+    BuildInProgress,
+    CallJVP,
+    CallVJP,
+    CheckpointCall,
+    CustomCall,
+    CustomJVPCall,
+    FlatCall,
+    FlatResidualsVJP,
+    JVPFunction,
+    LiveSignature,
+    MethodJVP,
+    MethodVJP,
+    TreeResidualsJVP,
+    TreeResidualsVJP,
+    TreeResultVJP,
+    TupleResultVJP,
+    call_arguments,
+    own_signature,
+    positional,
+)
 from srcad.runtime.tangents import zero_tangent
 from srcad.transform.libraries import is_library_function
 
@@ -60,19 +86,30 @@ class CustomVJPAgain(CustomVJP):
         #: how many names the call's result is unpacked into (one cotangent each)
         self.outputs = outputs
 
-    def backward_for(self, wrt: tuple[int, ...], outputs: int = 1) -> Callable:
+    def call_functions(self, wrt: tuple[int, ...]) -> tuple[Callable, Callable]:
+        """The forward and backward functions its :class:`CustomCall` calls for ``wrt``:
+        ``fwd`` and ``bwd`` picked for ``wrt``, in objects whose reverse-mode handles take
+        residuals of any pytree structure (``fwd`` returning ``out, (t, q)``, as in JAX)."""
+        backward = _TreeResidualsBackward(self.backward_for(wrt, self.outputs), self, wrt)
+        forward = _TreeResultForward(self.fwd)  # type: ignore[arg-type]
+        return _made_for(self.custom, forward), _made_for(self.custom, backward)
+
+    def backward_for(
+        self, wrt: tuple[int, ...], outputs: int = 1, residuals: Any = None
+    ) -> Callable:
         """``def bwd_wrt(residuals, g): c0, c1 = bwd(residuals, g); return (c1,)``: the
         user's ``bwd`` picked for ``wrt``, a function srcad reads (one cotangent per
         positional parameter of ``fun``, checked as the first-order handle does). For a
         ``fun`` unpacked into ``outputs`` names it takes one cotangent each (``g0, g1``)
-        and hands ``bwd`` their tuple."""
+        and hands ``bwd`` their tuple. Given the residuals' pytree structure, it takes
+        them leaf by leaf (``def bwd_wrt_flat(r0, r1, g)``) and hands ``bwd`` the tree."""
         from srcad.callables import known_caller, new_caller
 
-        key = ("custom_vjp backward", id(self.bwd), id(self.fun), wrt, outputs)
+        key = ("custom_vjp backward", id(self.bwd), id(self.fun), wrt, outputs, residuals)
         found = known_caller(key, self.bwd)
         if found is not None:
             return found
-        count = len(_positional(self.fun))
+        count = len(positional(self.fun))
         name = getattr(self.bwd, "__name__", "bwd")
         name = f"{name}_wrt" if name.isidentifier() else "bwd_wrt"
         message = (
@@ -80,37 +117,35 @@ class CustomVJPAgain(CustomVJP):
             f"positional argument ({count})"
         )
         given = [f"g{k}" for k in range(outputs)] if outputs != 1 else ["g"]
-        callee: Any = self.bwd
+        taken = ["residuals"]
+        structures: tuple = ()
+        if residuals is not None:
+            taken = [f"r{k}" for k in range(pytree.count(residuals))]
+            structures += ((0, residuals),)
+            name += "_flat"
         if outputs != 1:
             # the cotangents passed leaf by leaf and made their tuple for ``bwd`` (a tuple
             # display as an argument would carry no derivative)
-            treedef = pytree.flatten(tuple(range(outputs)))[1]
-            callee = FlatCall(self.bwd, ((1, treedef),), 2)
-        lines = [
-            f"c = __srcad_callee__(residuals, {', '.join(given)})",
-            f"if not isinstance(c, tuple) or len(c) != {count}:",
-            f"    raise TypeError({message!r})",
-        ]
+            structures += ((1, pytree.flatten(tuple(range(outputs)))[1]),)
+        callee: Any = FlatCall(self.bwd, structures, 2) if structures else self.bwd
+        call = f"__srcad_callee__({', '.join([*taken, *given])})"
         if count == 1:  # (not ``c0, = c``, which forward mode reads as one value)
+            lines = [
+                f"c = {call}",
+                "if not isinstance(c, tuple) or len(c) != 1:",
+                f"    raise TypeError({message!r})",
+            ]
             picked = "c[0]"
         else:
+            # unpacked in the call itself: one name per value ``bwd`` returns, which the
+            # next transformation checks against what it returns (the tuple's type is
+            # checked where it runs first, by CustomCall or _TreeResidualsBackward)
             names = [f"c{k}" for k in range(count)]
-            lines.append(f"{', '.join(names)} = c")
+            lines = [f"{', '.join(names)} = {call}"]
             picked = ", ".join(names[k] for k in wrt)
         scope = {"__srcad_callee__": callee}
-        params = ", ".join(["residuals", *given])
+        params = ", ".join([*taken, *given])
         return new_caller(key, self.bwd, name, params, f"({picked},)", scope, lines)
-
-
-def own_signature(func: Any) -> inspect.Signature:
-    """The signature of the code srcad reads: a function's own (not the one
-    ``functools.wraps`` copies from what it wraps); another callable's as inspect gives it."""
-    return inspect.signature(func, follow_wrapped=not inspect.isfunction(func))
-
-
-def _positional(func: Callable) -> list[str]:
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [p.name for p in own_signature(func).parameters.values() if p.kind in kinds]
 
 
 class CustomJVP(Generic[P, R]):
@@ -146,10 +181,19 @@ class CustomJVPAgain(CustomJVP):
         self.custom = custom
         self.jvp = custom.jvp
 
+    def call_functions(self, wrt: tuple[int, ...]) -> tuple[Callable, Callable]:
+        """The forward and backward functions its :class:`CustomJVPCall` calls for ``wrt``."""
+        forward, backward = self.forward_function(), self.backward_for(wrt)
+        if inspect.isfunction(forward):  # (one parameter: functions of their own)
+            forward = _Kept(forward)
+        if inspect.isfunction(backward):
+            backward = _Kept(backward)
+        return _made_for(self.custom, forward), _made_for(self.custom, backward)
+
     def _names(self) -> tuple[str, list[str]]:
         name = getattr(self.custom, "__name__", "f")
         return (name if name.isidentifier() else "f"), [
-            f"p{k}" for k in range(len(_positional(self.fun)))
+            f"p{k}" for k in range(len(positional(self.fun)))
         ]
 
     def forward_function(self) -> Callable:
@@ -159,7 +203,7 @@ class CustomJVPAgain(CustomJVP):
         residuals' tuple as one value (:class:`_TupleResultForward`)."""
         from srcad.callables import known_caller, new_caller
 
-        params = _positional(self.fun)
+        params = positional(self.fun)
         key = ("custom_jvp forward", id(self.custom), id(self.fun))
         found = known_caller(key, self.custom)
         if found is None:
@@ -181,6 +225,13 @@ class CustomJVPAgain(CustomJVP):
 
         key = ("custom_jvp backward", id(self.custom), id(self.jvp), wrt)
         name, params = self._names()
+        if not wrt:
+            # no argument of the call varies here (code differentiated again can call it
+            # with constants only): no cotangents to give
+            found = known_caller(key, self.jvp)
+            if found is None:
+                found = new_caller(key, self.jvp, f"{name}_transposed", "residuals, g", "()", {})
+            return found
         tangents = [f"t{k}" for k in range(len(params))]
         dot_scope = {"__srcad_callee__": self.jvp, "np": np}
         dot = new_caller(
@@ -241,29 +292,27 @@ class _TupleResultForward:
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
         """The handle generated code calls (see srcad.kernels.function)."""
         if mode == "vjp":
-            return _TupleResultVJP(CallVJP(self.fun, wrt))
-        return CallJVP(self.fun, wrt)
+            return _handle_of(self, TupleResultVJP(CallVJP(self.fun, wrt)))
+        return _handle_of(self, CallJVP(self.fun, wrt))
 
 
-class _TupleResultVJP:
-    """Reverse-mode calls of a :class:`_TupleResultForward`."""
+class _Kept:
+    """A function srcad made for a custom rule, called from code differentiated again: an
+    object, so that an inliner writing out that code keeps it a call (its tuple results
+    bound to names), whose handles are those of ``fun`` itself."""
 
-    def __init__(self, inner: CallVJP) -> None:
-        self.inner = inner
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
 
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        return self.inner.forward(*args, **kwargs)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
 
-    def backward(self, residuals: Any, g_value: Any, g_args: Any) -> tuple[Any, ...]:
-        """The cotangents of the differentiated parameters, from the value's cotangent and
-        the tuple of the parameters' own."""
-        return self.inner.backward(residuals, g_value, *g_args)
-
-    def result_count(self) -> int:
-        return 2
-
-    def masked(self) -> _TupleResultVJP:
-        return _TupleResultVJP(self.inner.masked())  # type: ignore[arg-type]
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        handle = CallVJP(self.fun, wrt) if mode == "vjp" else CallJVP(self.fun, wrt)
+        return _handle_of(self, handle)
 
 
 class _FlatResidualsBackward:
@@ -287,93 +336,76 @@ class _FlatResidualsBackward:
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
         """The handle generated code calls (see srcad.kernels.function)."""
         if mode != "vjp":
-            return CallJVP(self.fun, wrt)
+            return _handle_of(self, CallJVP(self.fun, wrt))
         flat_wrt = (*(range(self.count) if 0 in wrt else ()), *((self.count,) if 1 in wrt else ()))
-        return _FlatResidualsVJP(CallVJP(self.flat, flat_wrt), self.count, wrt, self.srcad_results)
+        inner = CallVJP(self.flat, flat_wrt)
+        return _handle_of(self, FlatResidualsVJP(inner, self.count, wrt, self.srcad_results))
 
 
-class _FlatResidualsVJP:
-    """Reverse-mode calls of a :class:`_FlatResidualsBackward`."""
+class _TreeResultForward:
+    """A custom_vjp ``fwd`` in code differentiated again: it returns ``(out, residuals)``,
+    which generated code binds to two names, each perhaps a tuple; in reverse mode its
+    handle flattens their cotangents to the leaves the transformed ``fwd`` returns."""
 
-    def __init__(self, inner: CallVJP, count: int, wrt: tuple[int, ...], results: int) -> None:
-        self.inner = inner
-        self.count = count
-        self.wrt = wrt
-        self.results = results
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.__name__ = getattr(fun, "__name__", "fwd")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
 
-    def forward(self, residuals: Any, g: Any) -> tuple[Any, Any]:
-        return self.inner.forward(*residuals, g)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
 
-    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
-        """The residuals' cotangents as one tuple, then ``g``'s (those differentiated)."""
-        grads = self.inner.backward(residuals, *cotangents)
-        out: list[Any] = []
-        if 0 in self.wrt:
-            out.append(tuple(grads[: self.count]))
-        if 1 in self.wrt:
-            out.append(grads[-1])
-        return tuple(out)
-
-    def result_count(self) -> int:
-        return self.results
-
-    def masked(self) -> _FlatResidualsVJP:
-        inner = self.inner.masked()
-        return _FlatResidualsVJP(inner, self.count, self.wrt, self.results)  # type: ignore[arg-type]
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode == "vjp":
+            return _handle_of(self, TreeResultVJP(CallVJP(self.fun, wrt)))
+        return _handle_of(self, CallJVP(self.fun, wrt))
 
 
-class CustomJVPCall:
-    """Calls of a :class:`CustomJVP` function from generated code, in either mode."""
+class _TreeResidualsBackward:
+    """A custom_vjp ``bwd`` picked for some parameters (``fun(residuals, g)``) in code
+    differentiated again: in reverse mode its handle passes the residuals leaf by leaf,
+    whatever pytree they are, and returns their cotangent in the same structure."""
 
-    def __init__(self, custom: CustomJVP, wrt: tuple[int, ...]) -> None:
+    def __init__(self, fun: Callable, custom: CustomVJPAgain, wrt: tuple[int, ...]) -> None:
+        self.fun = fun
         self.custom = custom
         self.wrt = wrt
-        if isinstance(custom, CustomJVPAgain):
-            # code differentiated again: functions srcad reads (see CustomJVPAgain)
-            self.forward = custom.forward_function()  # type: ignore[method-assign]
-            self.backward = custom.backward_for(wrt)  # type: ignore[method-assign]
+        self.outputs = custom.outputs
+        #: what runs the call (checking what ``bwd`` returns, as at first order)
+        self.call = CustomCall(custom.custom, wrt)
+        #: how many values it returns (``_grads[1]`` of its call: one name each)
+        self.srcad_results = len(wrt)
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
 
-    def _jvp(self) -> Callable:
-        if self.custom.jvp is None:
-            raise TypeError(f"{self.custom.__name__} has no jvp yet: call .defjvp(jvp)")
-        return self.custom.jvp
+    def __call__(self, residuals: Any, *cotangents: Any) -> Any:
+        return self.call.backward(residuals, *cotangents)
 
-    def _tangents(self, args: tuple, given: tuple) -> tuple:
-        tangents = [zero_tangent(a) for a in args]
-        for k, t in zip(self.wrt, given):
-            tangents[k] = t
-        return tuple(tangents)
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
 
-    def _primals(self, args: tuple, kwargs: dict) -> tuple:
-        """Every positional argument of the call, those given by keyword or left to their
-        defaults included (the rule takes them all, in order)."""
-        if not kwargs and len(args) == len(_positional(self.custom.fun)):
-            return args
-        bound = own_signature(self.custom.fun).bind(*args, **kwargs)
-        bound.apply_defaults()
-        return tuple(bound.args)
+        def flat(treedef: Any) -> Callable:
+            return self.custom.backward_for(self.wrt, self.outputs, treedef)
 
-    def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, tangent)`` from the user's ``jvp`` (forward mode)."""
-        args = self._primals(args, kwargs)
-        return self._jvp()(args, self._tangents(args, tangents))
+        if mode != "vjp":
+            return _handle_of(self, TreeResidualsJVP(flat, wrt, self.call.backward))
+        return _handle_of(self, TreeResidualsVJP(flat, wrt, self.srcad_results))
 
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, residuals)`` for reverse mode: the residuals are the arguments."""
-        self._jvp()
-        args = self._primals(args, kwargs)
-        return self.custom.fun(*args), args
 
-    def backward(self, args: Any, cotangent: Any) -> tuple[Any, ...]:
-        """The user's ``jvp`` transposed: its vjp with respect to the tangents alone, at
-        zero tangents (it is linear in them), with no cotangent for the primal output."""
-        from srcad.transform.cache import cached
+def _made_for(custom: Any, obj: Any) -> Any:
+    """``obj`` (a function srcad reads in code differentiated again) marked as made for
+    the rule of ``custom``: what the next order makes of it is named after ``custom``."""
+    obj.__srcad_custom__ = custom
+    return obj
 
-        leaves, treedef = pytree.flatten(self._tangents(args, ()))
-        gen = cached(self._jvp(), (1,), False, "vjp", False, ((1, treedef),))
-        (out, _), residuals = gen.function(args, *leaves)
-        grads = gen.backward(residuals, zero_tangent(out), cotangent)
-        return tuple(grads[k] for k in self.wrt)
+
+def _handle_of(owner: Any, handle: Any) -> Any:
+    """``handle`` marked as made for the same custom rule as ``owner`` (if any)."""
+    custom = getattr(owner, "__srcad_custom__", None)
+    if custom is not None:
+        handle.srcad_custom = custom
+    return handle
 
 
 class Checkpointed(Generic[P, R]):
@@ -388,136 +420,12 @@ class Checkpointed(Generic[P, R]):
         return self.fun(*args, **kwargs)
 
 
-class CheckpointCall:
-    """Calls of a :class:`Checkpointed` function from generated code: the forward pass
-    runs the plain function; the backward pass runs its forward-mode pair again from the
-    saved arguments, then its backward."""
-
-    def __init__(self, inner: CallVJP) -> None:
-        self.inner = inner
-
-    def generated(self) -> Any:
-        """The callee's compiled forward/backward pair."""
-        return self.inner.generated()
-
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, residuals)``: the residuals are the arguments alone."""
-        return self.inner.func(*self.inner.args, *args, **self.inner.kwargs, **kwargs), (
-            args,
-            kwargs,
-        )
-
-    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
-        """Recompute the call's residuals from its arguments, then its gradients."""
-        args, kwargs = residuals
-        _, inner = self.inner.forward(*args, **kwargs)
-        return self.inner.backward(inner, *cotangents)
-
-    def result_count(self) -> int | None:
-        """How many values the callee returns, once it has been transformed."""
-        return self.inner.result_count()
-
-    def masked(self) -> CheckpointCall:
-        """The variant whose backward treats its cotangents as masked (see CallVJP)."""
-        return CheckpointCall(self.inner.masked())
-
-
-class CustomCall:
-    """Calls of a :class:`CustomVJP` function from generated code."""
-
-    def __init__(self, custom: CustomVJP, wrt: tuple[int, ...]) -> None:
-        self.custom = custom
-        self.wrt = wrt
-        if isinstance(custom, CustomVJPAgain):
-            # code differentiated again: the user's functions themselves, which the next
-            # transformation reads (these attributes stand in for the methods below)
-            self.forward = custom.fwd  # type: ignore[method-assign]
-            self.backward = custom.backward_for(wrt, custom.outputs)  # type: ignore[method-assign]
-
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, residuals)`` from the user's ``fwd``."""
-        if self.custom.fwd is None:
-            raise TypeError(f"{self.custom.__name__} has no vjp yet: call .defvjp(fwd, bwd)")
-        return self.custom.fwd(*args, **kwargs)
-
-    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
-        """The user's ``bwd`` cotangents of the differentiated arguments (given one
-        cotangent per output of the function: their tuple for several)."""
-        cotangent = cotangents[0] if len(cotangents) == 1 else cotangents
-        grads = self.custom.bwd(residuals, cotangent)
-        if not isinstance(grads, tuple):
-            raise TypeError(
-                f"the bwd of {self.custom.__name__} must return a tuple with one cotangent "
-                f"per positional argument, got {type(grads).__name__}"
-            )
-        return tuple(grads[k] for k in self.wrt)
-
-
-class FlatCall:
-    """A user function called with some arguments given leaf by leaf: ``structures`` pairs
-    argument positions with the pytree structure each had (a parameter container, or a
-    display holding parts of one, that srcad expanded into one variable per leaf).
-
-    ``FlatCall(f, ((0, treedef),))(W1, b1, W2, b2, x)`` is ``f([(W1, b1), (W2, b2)], x)``;
-    derivative handles transform ``f`` for those structures, so the gradients (tangents)
-    also travel leaf by leaf.
-    """
-
-    def __init__(self, fun: Callable, structures: tuple, count: int) -> None:
-        self.fun = fun
-        self.structures = structures
-        #: how many positional arguments the user's call passes
-        self.count = count
-        self.__name__ = getattr(fun, "__name__", "f")
-        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
-        self._counts = {k: len(pytree.paths(treedef)) for k, treedef in structures}
-
-    def groups(self, args: list) -> list[list]:
-        """``args`` as given (flat), grouped by the argument each belongs to."""
-        out: list[list] = []
-        start = 0
-        for k in range(self.count):
-            size = self._counts.get(k, 1)
-            out.append(list(args[start : start + size]))
-            start += size
-        if start != len(args):
-            raise TypeError(f"{self.__qualname__} was called with {len(args)} flat arguments")
-        return out
-
-    def regroup(self, args: tuple) -> tuple:
-        """The arguments as the user's function takes them, containers rebuilt."""
-        treedefs = dict(self.structures)
-        return tuple(
-            pytree.unflatten(treedefs[k], group) if k in treedefs else group[0]
-            for k, group in enumerate(self.groups(args))
-        )
-
-    def flatten(self, positional: tuple) -> tuple:
-        """The positional arguments as the transformed function takes them: each container
-        leaf by leaf (a leaf that is itself a container at run time is refused)."""
-        out = list(positional)
-        for k, treedef in sorted(self.structures, reverse=True):
-            leaves, found = pytree.flatten(out[k])
-            if found != treedef:
-                raise TypeError(
-                    f"argument {k} of {self.__qualname__} has another structure at run time "
-                    "than srcad specialized the call for: pass a variable holding a "
-                    "container as a container display of its parts instead"
-                )
-            out[k : k + 1] = leaves
-        return tuple(out)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fun(*self.regroup(args), **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<srcad.FlatCall of {self.__qualname__} for arguments {sorted(self._counts)}>"
-
-
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if isinstance(obj, FlatCall):
         return obj.fun, (), {}  # its handles rebuild and flatten the containers
+    if isinstance(obj, (runtime_calls.JVPFunction, runtime_calls.Composition)):
+        return obj.srcad_function(), (), {}  # srcad.jvp (jacobian, ...) inside: code to read
     module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
     if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
@@ -548,271 +456,6 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     if inspect.isfunction(obj):
         return obj, (), {}
     return None
-
-
-class LiveSignature:
-    """``inspect.signature(func)``, taken again when the function's defaults change (a
-    signature copies them; calls must see ``f.__defaults__ = ...`` made afterwards)."""
-
-    def __init__(self, func: Callable) -> None:
-        self.func = func
-        self._signature: inspect.Signature | None = None
-        self._defaults: tuple = ()
-
-    def get(self) -> inspect.Signature:
-        """The signature with the function's defaults as they are now."""
-        func = self.func
-        positional = getattr(func, "__defaults__", None)
-        named = getattr(func, "__kwdefaults__", None)
-        if (
-            self._signature is None
-            or positional is not self._defaults[0]
-            or named is not self._defaults[1]
-            or (named and not _same_items(named, self._defaults[2]))
-        ):
-            self._signature = own_signature(func)
-            self._defaults = (positional, named, dict(named or {}))
-        return self._signature
-
-
-def _same_items(now: dict, then: dict) -> bool:
-    return len(now) == len(then) and all(then.get(k, then) is v for k, v in now.items())
-
-
-def call_arguments(
-    func: Callable, args: tuple, kwargs: dict, signature: inspect.Signature | None = None
-) -> tuple[tuple, dict]:
-    """The positional values (defaults as ``func`` has them now, ``*args`` spread) and the
-    keyword-only ones of the call ``func(*args, **kwargs)``: generated code has no defaults
-    of its own, so these are all passed explicitly."""
-    code = getattr(func, "__code__", None)
-    if (
-        code is not None
-        and not kwargs
-        and len(args) == code.co_argcount
-        and not code.co_kwonlyargcount
-        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-    ):
-        return args, {}  # every parameter given: nothing to fill in
-    signature = signature or own_signature(func)
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    positional: list[Any] = []
-    named: dict[str, Any] = {}
-    for name, value in bound.arguments.items():
-        kind = signature.parameters[name].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
-            positional.extend(value)
-        elif kind is inspect.Parameter.VAR_KEYWORD:
-            # after *args, in sorted order: the generated code takes one parameter each
-            positional.extend(value[k] for k in sorted(value))
-        elif kind is inspect.Parameter.KEYWORD_ONLY:
-            named[name] = value
-        else:
-            positional.append(value)
-    return tuple(positional), named
-
-
-class BuildInProgress(RuntimeError):
-    """The callee is being transformed already (a recursive call)."""
-
-
-class _CallHandle:
-    """Calls of one user function from generated code, its derivative transformed on first
-    use (in the subclass's ``mode``) and again when stale."""
-
-    mode = ""
-
-    def __init__(
-        self, obj: Any, wrt: tuple[int, ...], structures: tuple = (), zero_safe: bool = False
-    ) -> None:
-        self.obj = obj
-        self.func, self.args, self.kwargs = user_callee(obj)
-        self.wrt = tuple(len(self.args) + k for k in wrt)
-        self.structures = structures
-        #: the caller's derivatives flowing in may be zero where one of its selections did
-        #: not choose a value: the callee's elementwise rules then multiply zero-safely
-        self.zero_safe = zero_safe
-        self._generated = None
-        self._masked: _CallHandle | None = None
-
-    def masked(self) -> _CallHandle:
-        """The same calls, with the derivatives flowing in treated as masked (cotangents
-        in reverse mode, tangents in forward mode)."""
-        if self.zero_safe:
-            return self
-        if self._masked is None:
-            wrt = tuple(k - len(self.args) for k in self.wrt)
-            self._masked = type(self)(self.obj, wrt, self.structures, zero_safe=True)
-        return self._masked
-
-    def arguments(
-        self, args: tuple, kwargs: dict, signature: inspect.Signature | None = None
-    ) -> tuple[tuple, dict]:
-        """What the generated function takes for the call ``obj(*args, **kwargs)``
-        (:func:`call_arguments`; a :class:`FlatCall`'s containers rebuilt for that, then
-        passed on leaf by leaf)."""
-        flat = self.obj if isinstance(self.obj, FlatCall) else None
-        if flat is not None:
-            args = flat.regroup(args)
-        args, kwargs = call_arguments(
-            self.func, (*self.args, *args), {**self.kwargs, **kwargs}, signature
-        )
-        return (flat.flatten(args) if flat is not None else args), kwargs
-
-    def generated(self) -> Any:
-        """The callee's compiled derivative, transformed again when stale."""
-        gen = self._generated
-        if gen is None or not gen.snapshot.current(self.func):
-            from srcad.transform.cache import cached
-
-            options = (False, self.mode, False, self.structures)
-            gen = self._generated = cached(self.func, self.wrt, *options, masked=self.zero_safe)
-        return gen
-
-
-class CallVJP(_CallHandle):
-    """Forward and backward of calls to one user function (reverse mode)."""
-
-    mode = "vjp"
-
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, residuals)`` of the call."""
-        if not recursion.inside():
-            return recursion.deep_call(self.func.__name__, self.forward, *args, **kwargs)
-        args, kwargs = self.arguments(args, kwargs)
-        return self.generated().function(*args, **kwargs)
-
-    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
-        """Gradients of the call with respect to the differentiated parameters (one
-        cotangent per output the callee returns)."""
-        if not recursion.inside():
-            return recursion.deep_call(self.func.__name__, self.backward, residuals, *cotangents)
-        return self.generated().backward(residuals, *cotangents)
-
-    def result_count(self) -> int | None:
-        """How many values the callee returns, once it has been transformed (its backward
-        takes one cotangent each)."""
-        backward = getattr(self._generated, "backward", None)
-        return None if backward is None else backward.__code__.co_argcount - 1
-
-    def __repr__(self) -> str:
-        return f"<srcad.CallVJP of {self.func.__qualname__} wrt {self.wrt}>"
-
-
-class CallJVP(_CallHandle):
-    """Forward-mode calls to one user function."""
-
-    mode = "jvp"
-
-    def __init__(
-        self, obj: Any, wrt: tuple[int, ...], structures: tuple = (), zero_safe: bool = False
-    ) -> None:
-        super().__init__(obj, wrt, structures, zero_safe)
-        self.signature = LiveSignature(self.func)
-
-    def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, tangent)`` of the call, given the tangents of the differentiated arguments."""
-        if not recursion.inside():
-            return recursion.deep_call(self.func.__name__, self, tangents, *args, **kwargs)
-        args, kwargs = self.arguments(args, kwargs, self.signature.get())
-        return self.generated().function(*args, *tangents, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"
-
-
-class JVPFunction:
-    """``srcad.jvp(func, primals, tangents)`` written inside differentiated code: calls
-    ``func``'s forward-mode function with the primals, then the tangents of ``wrt``."""
-
-    def __init__(self, func: Callable, wrt: tuple[int, ...]) -> None:
-        self.func = func
-        self.wrt = wrt
-
-    def srcad_function(self) -> Callable:
-        """The generated forward-mode function (which srcad can differentiate again: the
-        helpers written out; ``func`` may be a derivative, a checkpoint, a custom rule's)."""
-        from srcad.api import _plain
-        from srcad.transform.cache import cached
-
-        gen = cached(_plain(self.func), self.wrt, False, "jvp", inline=True)
-        gen.function.__srcad_snapshot__ = gen.snapshot  # (see Derivative.srcad_function)
-        return gen.function
-
-    def __call__(self, *args: Any) -> tuple[Any, Any]:
-        """``(value, tangent)``."""
-        return self.srcad_function()(*args)
-
-
-class MethodVJP:
-    """Calls ``obj.name(...)`` on an object whose class is known only at run time: each
-    class's method is transformed like any user function, on first use."""
-
-    def __init__(
-        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
-    ) -> None:
-        self.name = name
-        self.positions = positions
-        self.zero_safe = zero_safe
-        #: the call's (file, line, column, text), for errors raised when it runs
-        self.where = where
-        self._handles: dict[Any, CallVJP] = {}
-
-    def masked(self) -> MethodVJP:
-        """The variant whose backward treats its cotangents as masked (see CallVJP)."""
-        return MethodVJP(self.name, self.positions, zero_safe=True, where=self.where)
-
-    def _handle(self, obj: Any) -> CallVJP:
-        func = _method(obj, self.name, self.where)
-        handle = self._handles.get(func)
-        if handle is None:
-            wrt = tuple(1 + k for k in self.positions)
-            handle = self._handles[func] = CallVJP(func, wrt, zero_safe=self.zero_safe)
-        return handle
-
-    def forward(self, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, residuals)`` of ``obj.name(*args, **kwargs)``."""
-        handle = self._handle(obj)
-        out, residuals = handle.forward(obj, *args, **kwargs)
-        return out, (handle, residuals)
-
-    def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
-        """Gradients with respect to the differentiated arguments of the call."""
-        handle, inner = residuals
-        return handle.backward(inner, *cotangents)
-
-    def __repr__(self) -> str:
-        return f"<srcad.MethodVJP of .{self.name}() wrt arguments {self.positions}>"
-
-
-class MethodJVP:
-    """Forward-mode calls of ``obj.name(...)`` on an object known only at run time."""
-
-    def __init__(
-        self, name: str, positions: tuple[int, ...], zero_safe: bool = False, where: tuple = ()
-    ) -> None:
-        self.name = name
-        self.positions = positions
-        self.zero_safe = zero_safe
-        self.where = where
-        self._handles: dict[Any, CallJVP] = {}
-
-    def masked(self) -> MethodJVP:
-        """The variant that treats the tangents passed in as masked (see CallJVP)."""
-        return MethodJVP(self.name, self.positions, zero_safe=True, where=self.where)
-
-    def __call__(self, tangents: tuple, obj: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        """``(value, tangent)`` of ``obj.name(*args, **kwargs)``."""
-        func = _method(obj, self.name, self.where)
-        handle = self._handles.get(func)
-        if handle is None:
-            wrt = tuple(1 + k for k in self.positions)
-            handle = self._handles[func] = CallJVP(func, wrt, zero_safe=self.zero_safe)
-        return handle(tangents, obj, *args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<srcad.MethodJVP of .{self.name}() wrt arguments {self.positions}>"
 
 
 def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
@@ -849,11 +492,16 @@ def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
 def generated_call(obj: Any) -> str | None:
     """For a method of the handle through which generated code calls a user's function
     (``f_vjp.forward``), or of a forward-mode handle itself: that function's name."""
-    handle = obj if isinstance(obj, CallJVP) else getattr(obj, "__self__", None)
-    if type(handle).__module__ != __name__:
+    handle = obj if _is_handle(obj) else getattr(obj, "__self__", None)
+    if type(handle).__module__ not in (runtime_calls.__name__, __name__):
         return None
     func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
     return getattr(func, "__name__", None) or getattr(handle, "name", "a method")
+
+
+def _is_handle(obj: Any) -> bool:
+    """Whether generated code calls ``obj`` itself as a forward-mode handle."""
+    return isinstance(obj, (CallJVP, TreeResidualsJVP))
 
 
 #: why generated code's handling of a list gradient cannot be differentiated again
@@ -873,8 +521,21 @@ def missing_rule_hint(callee: Any) -> str:
         return ""
     from srcad.transform.normalize.helpers import not_inlined_reason
 
-    handle = callee if isinstance(callee, CallJVP) else getattr(callee, "__self__", None)
+    handle = callee if _is_handle(callee) else getattr(callee, "__self__", None)
     func = getattr(handle, "func", None) or getattr(getattr(handle, "inner", None), "func", None)
+    again = (
+        getattr(handle, "srcad_custom", None)
+        or getattr(getattr(handle, "inner", None), "srcad_custom", None)
+        or getattr(func, "__srcad_custom__", None)
+    )
+    if again is not None:
+        kind = "custom_jvp" if isinstance(again, CustomJVP) else "custom_vjp"
+        return (
+            f" (this is generated code calling your function "
+            f"{getattr(again, '__name__', name)}, a {kind} function, through its rule: a "
+            "third derivative through a srcad.custom_jvp or srcad.custom_vjp function is "
+            "not supported yet; srcad.checkpoint functions and plain helpers work)"
+        )
     reason = not_inlined_reason(func) if inspect.isfunction(func) else None
     custom = getattr(handle, "custom", None)
     if isinstance(custom, (CustomJVP, CustomVJP)):
@@ -897,3 +558,34 @@ def missing_rule_hint(callee: Any) -> str:
         "calls your own functions cannot be differentiated again yet; write the function "
         "without calling them, or give them rules)"
     )
+
+
+class _Transformer:
+    """What the run-time handles (srcad/runtime/calls.py) ask of the transformer."""
+
+    def callee(self, obj: Any) -> tuple[Callable, tuple, dict]:
+        found = user_callee(obj)
+        if found is None:
+            raise TypeError(f"{obj!r} runs no Python function of the user's")
+        return found
+
+    def derivative(
+        self, func: Callable, wrt: tuple[int, ...], mode: str, structures: tuple, masked: bool
+    ) -> Any:
+        from srcad.transform.cache import cached
+
+        return cached(func, wrt, False, mode, False, structures, masked=masked)
+
+    def method(self, obj: Any, name: str, where: tuple) -> Callable:
+        return _method(obj, name, where)
+
+    def forward_function(self, func: Callable, wrt: tuple[int, ...]) -> Callable:
+        from srcad.api import _plain
+        from srcad.transform.cache import cached
+
+        gen = cached(_plain(func), wrt, False, "jvp", inline=True)
+        gen.function.__srcad_snapshot__ = gen.snapshot  # (see Derivative.srcad_function)
+        return gen.function
+
+
+runtime_calls.install(_Transformer())

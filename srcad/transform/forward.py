@@ -17,10 +17,10 @@ from srcad.adjoints.registry import is_nondifferentiable, lookup_tangent
 from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
+from srcad.transform import control_templates as shapes
 from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
 from srcad.transform.analyses.masking import (
-    SELECTIONS,
     is_elementwise,
     keeps_zeros,
     masked_tangents,
@@ -61,6 +61,7 @@ from srcad.transform.templates import (
     ADJOINT,
     TemplateError,
     bind,
+    fill,
     instantiate,
     result_names,
     rule_operands,
@@ -142,8 +143,8 @@ class _Forward:
             # a pop whose value is dropped: its tangent, on the tangent tape, is dropped too
             if dropped.func.value.id not in self.active_tapes:
                 return []
-            pop = build.attr(build.load(self.tangent(dropped.func.value.id)), "pop")
-            return [_generated(gast.Expr(value=build.call(pop)), False)]
+            pop = fill(shapes.pop, self.namer, tape=self.tangent(dropped.func.value.id))
+            return [_generated(s, False) for s in pop]
         if call is None:
             if (
                 isinstance(stmt, gast.Expr)
@@ -167,17 +168,19 @@ class _Forward:
             return []
         if operand_names(value) & self.activity.varied and not isinstance(value, gast.Name):
             raise self.source.error("differentiating this tape push again is not supported", stmt)
-        push = build.attr(build.load(self.tangent(call.func.value.id)), "push")
-        return [_generated(gast.Expr(value=build.call(push, self.tangent_of(value))), False)]
+        tape = self.tangent(call.func.value.id)
+        push = fill(shapes.push, self.namer, tape=tape, value=self.tangent_of(value))
+        return [_generated(s, False) for s in push]
 
     def tape_pop(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         name = stmt.targets[0].id
         if call.func.value.id not in self.active_tapes:
             return [stmt]
-        pop = build.call(build.attr(build.load(self.tangent(call.func.value.id)), "pop"))
+        tape = self.tangent(call.func.value.id)
         if not self.active(name):
-            return [stmt, _generated(gast.Expr(value=pop), False)]
-        return [stmt, _generated(build.assign(self.tangent(name), pop), False)]
+            return [stmt, *(_generated(s, False) for s in fill(shapes.pop, self.namer, tape=tape))]
+        pop = fill(shapes.pop_into, self.namer, name=self.tangent(name), tape=tape)
+        return [stmt, *(_generated(s, False) for s in pop)]
 
     def assign(self, stmt: gast.Assign) -> list[gast.stmt]:
         pop = tape_call(stmt, self.tapes, "pop")
@@ -239,7 +242,7 @@ class _Forward:
             body = instantiate(rule, build.load(result), bound, self.namer, self.xp_name)
         except TemplateError as exc:
             raise self.source.error(f"{op.label}: {exc}", where) from None
-        safe = is_elementwise(op.rule) and op.rule.name not in SELECTIONS
+        safe = is_elementwise(op.rule) and not op.rule.selects
         tangent_stmts = self.contributions(body, name, op.label, where, safe)
         if (
             op.key not in (inplace.setitem, inplace.scatter)

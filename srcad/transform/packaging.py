@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import gast
 
-from srcad.errors import NoOutputError
 from srcad.runtime import accumulate, complexes, inplace
 from srcad.runtime.backend import array_namespace
+from srcad.runtime.errors import NoOutputError
 from srcad.runtime.tape import Tape
 from srcad.transform import build
 from srcad.transform.analyses.activity import targets
@@ -79,12 +79,15 @@ def package(
     prologue = _prologue(sweep, body, params, inputs)
     # arrays the backward pass restores in place (their memory, under any name)
     restored = set().union(*groups.values()) if sweep.pushes else set()
-    if output not in ctx.stable and output in plan.pushed_names | restored:
+    # any restore in place: the output may share that memory through a call returning its
+    # argument, which alias groups do not follow (generated code differentiated again
+    # returns fit_to(dx, x), which is dx: its pullback changed the caller's value)
+    if restored or (output not in ctx.stable and output in plan.pushed_names):
         # the backward pass restores the output's variable: return the value it had (in
         # memory of its own where it is restored in place: a pullback must not change it)
         value_name = namer.fresh_temp("value")
         value: gast.expr = build.load(output)
-        if output in restored:
+        if restored:
             value = build.call(namer.bind_global(inplace.copied, "copied"), value)
         forward.append(generated(build.assign(value_name, value), False))
         ret = build.ret(build.load(value_name))

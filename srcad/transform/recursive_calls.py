@@ -4,15 +4,22 @@ differentiated again (the inliner, normalize/helpers.py, cannot write them out).
 Such a call becomes a call of a :class:`RecursiveCall`. In reverse mode its handle calls
 Python functions srcad reads, so that the next transformation follows the recursion as
 JAX's tracing would: the forward pass calls the function and keeps its arguments (a list
-of them, read back by ``residual``); the backward pass is ``srcad.grad`` of
-``sum(f(*args) * g)``, the call's vjp, recomputing the call. The inliner writes that
-call out one level deep when the gradient is differentiated again, its own recursive call
-a :class:`RecursiveCall` again: each level is differentiated in turn, recomputing the
-levels below it (work quadratic in the depth).
+of them, read back by ``residual``); the backward pass is ``srcad.grad`` of the
+function's body with each ``return v`` made ``return np.sum(v * g)`` (``return a, b``:
+``np.sum(a * g0) + np.sum(b * g1)``, for a call unpacking a tuple), the call's vjp,
+recomputing the call. That body is one level of the recursion written out, its own calls
+calls of the :class:`RecursiveCall`: each level is differentiated in turn, recomputing
+the levels below it (work quadratic in the depth). Calls may pass parameters by keyword
+or leave them to their defaults (the forward function has the function's parameters).
+
+This reaches second order only. The second derivative's code calls these functions
+through handles srcad cannot differentiate again; a third derivative is refused, naming
+the recursion (srcad.runtime.recursive_handles.not_again_reason).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from collections.abc import Callable
@@ -21,26 +28,38 @@ from typing import Any
 import gast
 import numpy as np
 
+from srcad.runtime.calls import Functions
 from srcad.runtime.lists import residual
-from srcad.transform.calls import CallJVP, own_signature
+from srcad.runtime.recursive_handles import TupleForwardVJP
+from srcad.transform.calls import CallJVP, CallVJP, own_signature
+from srcad.transform.codegen import compile_source, to_source
+from srcad.transform.frontend import parse_function
+
+_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 class RecursiveCall:
-    """``fun`` called where the call could not be written out (see module doc)."""
+    """``fun`` called where the call could not be written out (see module doc); its value
+    is one value, or (``packed``) a tuple of ``outputs`` values the call unpacks."""
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable, outputs: int = 1, packed: bool = False) -> None:
         self.fun = fun
+        self.outputs = outputs
+        self.packed = packed
         functools.update_wrapper(self, fun)
 
-    def __call__(self, *args: Any) -> Any:
-        return self.fun(*args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
 
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
         """What generated code calls: in reverse mode ``forward`` and ``backward`` are
         Python functions srcad reads; forward mode calls the function's own derivative."""
         if mode != "vjp":
             return CallJVP(self.fun, wrt)
-        return _Handle(self.forward_function(), self.backward_for(wrt))
+        forward: Any = self.forward_function()
+        if self.packed:
+            forward = _TupleForward(forward, self.fun)
+        return Functions(forward, self.backward_for(wrt), self.outputs)
 
     def _names(self) -> tuple[str, list[str]]:
         name = self.fun.__name__
@@ -48,91 +67,248 @@ class RecursiveCall:
         return (name if name.isidentifier() else "f"), [f"p{k}" for k in range(count)]
 
     def forward_function(self) -> Callable:
-        """``def f_forward(p0, p1): residuals = [p0, p1]; return f(p0, p1), residuals``
-        (one parameter: itself the residuals)."""
+        """``def f_forward(x, n=2): residuals = [x, n]; return f(x, n), residuals`` (one
+        parameter: itself the residuals; a tuple: ``return (v0, v1), residuals``): the
+        function's own parameters and defaults, for calls passing keywords."""
         from srcad.callables import known_caller, new_caller
 
-        key = ("recursion forward", id(self.fun))
+        key = ("recursion forward", id(self.fun), self.outputs, self.packed)
         found = known_caller(key, self.fun)
-        if found is not None:
-            return found
-        name, params = self._names()
-        args = ", ".join(params)
-        lines = ["residuals = " + (args if len(params) == 1 else f"[{args}]")]
-        scope = {"__srcad_callee__": self.fun}
-        value = f"__srcad_callee__({args}), residuals"
-        return new_caller(key, self.fun, f"{name}_forward", args, value, scope, lines)
+        if found is None:
+            name = self._names()[0]
+            params = list(own_signature(self.fun).parameters)
+            kept = _fresh("residuals", set(params))
+            args = ", ".join(params)
+            lines = [f"{kept} = " + (args if len(params) == 1 else f"[{args}]")]
+            value = f"__srcad_callee__({args}), {kept}"
+            if self.packed:  # (unpacked: the next order differentiates each name)
+                values = [_fresh(f"v{k}", {*params, kept}) for k in range(self.outputs)]
+                lines.append(f"{', '.join(values)} = __srcad_callee__({args})")
+                value = f"({', '.join(values)}), {kept}"
+            scope = {"__srcad_callee__": self.fun}
+            found = new_caller(key, self.fun, f"{name}_forward", args, value, scope, lines)
+            found.srcad_recursion = self.fun  # type: ignore[attr-defined]
+        found.__defaults__ = self.fun.__defaults__  # (as they are now)
+        return found
 
     def backward_for(self, wrt: tuple[int, ...]) -> Callable:
         """``def f_backward(residuals, g)``: the cotangents of the parameters ``wrt``, as
-        ``srcad.grad`` of ``sum(f(p0, p1) * g)``."""
+        ``srcad.grad`` of :meth:`dot_function` (one cotangent ``g`` per value unpacked)."""
         from srcad.api import grad
         from srcad.callables import known_caller, new_caller
 
-        key = ("recursion backward", id(self.fun), wrt)
+        key = ("recursion backward", id(self.fun), wrt, self.outputs, self.packed)
         found = known_caller(key, self.fun)
-        if found is not None:
+        dot = self.dot_function()
+        if found is not None and getattr(found, "srcad_dot", None) is dot:
             return found
         name, params = self._names()
-        args = ", ".join(params)
-        dot = new_caller(
-            ("recursion dot", id(self.fun)),
-            self.fun,
-            f"{name}_dot",
-            f"{args}, g",
-            f"np.sum(__srcad_callee__({args}) * g)",
-            {"__srcad_callee__": self.fun, "np": np},
-        )
+        given = [f"g{k}" for k in range(self.outputs)] if self.packed else ["g"]
         gradient = grad(dot, wrt=wrt[0] if len(wrt) == 1 else wrt)
         lines = [f"{p} = residual(residuals, {k})" for k, p in enumerate(params)]
         if len(params) == 1:
             lines = [f"{params[0]} = residuals"]
-        lines.append(f"c = __srcad_grad__({args}, g)")
-        if len(wrt) == 1:
-            result = "(c,)"
-        else:
-            names = [f"c{k}" for k in range(len(wrt))]
-            lines.append(f"{', '.join(names)} = c")
-            result = f"({', '.join(names)},)"
+        # (unpacked where it is called: the next order differentiates each name)
+        names = ["c"] if len(wrt) == 1 else [f"c{k}" for k in range(len(wrt))]
+        lines.append(f"{', '.join(names)} = __srcad_grad__({', '.join([*params, *given])})")
+        result = f"({', '.join(names)},)"
         scope = {"__srcad_grad__": gradient, "residual": residual}
-        return new_caller(key, self.fun, f"{name}_backward", "residuals, g", result, scope, lines)
+        found = new_caller(
+            key, self.fun, f"{name}_backward", ", ".join(["residuals", *given]), result, scope,
+            lines,
+        )  # fmt: skip
+        found.srcad_recursion = self.fun  # type: ignore[attr-defined]
+        found.srcad_dot = dot  # type: ignore[attr-defined]
+        if len(wrt) > 1:
+            # how many values it returns (``_grads[1]`` of its call: one name each)
+            found.srcad_results = len(wrt)  # type: ignore[attr-defined]
+        return found
+
+    def dot_function(self) -> Callable:
+        """``def f_dot(x, n, g)``: the function's own body, each ``return v`` made
+        ``return np.sum(v * g)`` (``return a, b``: ``np.sum(a * g0) + np.sum(b * g1)``)
+        and its calls of itself calls of this object. One level of the recursion is
+        written out here, always: the inliner may leave the outermost call of the
+        function a call (whose vjp would be this function's gradient again, without
+        end), and cannot write out tuples returned from several places."""
+        key = ("recursion dot", id(self.fun), self.outputs, self.packed)
+        found = _DOTS.get(key)
+        if found is not None and getattr(found, "__srcad_read__", None) == _reads(self.fun):
+            return found
+        tree = copy.deepcopy(parse_function(self.fun).tree)
+        taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        taken |= set(own_signature(self.fun).parameters)
+        numpy_name = _fresh("__srcad_np__", taken)
+        given = [_fresh(f"g{k}" if self.packed else "g", taken) for k in range(self.outputs)]
+        for node in _own_nodes(tree):
+            if isinstance(node, gast.Return) and node.value is not None:
+                values = node.value.elts if self.packed else [node.value]
+                node.value = _dotted(values, given, numpy_name)
+        name = self.fun.__name__ if self.fun.__name__.isidentifier() else "f"
+        tree.name = f"{name}_dot"
+        tree.decorator_list, tree.returns, tree.type_comment = [], None, None
+        tree.args.defaults = []  # (every argument is passed)
+        for arg in tree.args.args:
+            arg.annotation = None
+        tree.args.args += [gast.Name(g, gast.Param(), None, None) for g in given]
+        code = self.fun.__code__
+        scope = dict(self.fun.__globals__)
+        for free, cell in zip(code.co_freevars, self.fun.__closure__ or ()):
+            try:
+                scope[free] = cell.cell_contents
+            except ValueError:
+                pass  # (not yet assigned: a NameError where the copy reads it, as in f)
+        for free in (*code.co_names, *code.co_freevars):
+            if scope.get(free) is self.fun:
+                scope[free] = self  # its recursive calls: this object's handles
+        scope[numpy_name] = np
+        text = to_source(gast.Module(body=[tree], type_ignores=[]))
+        found = compile_source(text, scope, f"dot of {name}")[tree.name]
+        # what the copy read of the function's module and cells, as it was: a change makes
+        # a new copy (the copy's globals are its own dict)
+        found.__srcad_read__ = _reads(self.fun)
+        found.srcad_recursion = self.fun
+        _DOTS[key] = found
+        return found
 
     def __repr__(self) -> str:
         return f"<srcad.RecursiveCall of {self.fun.__qualname__}>"
 
 
-class _Handle:
-    """A :class:`RecursiveCall`'s reverse-mode handle: its attributes are the functions."""
+class _TupleForward:
+    """The forward function of a :class:`RecursiveCall` whose value is a tuple: ``fun``
+    returns ``((v0, v1), residuals)``. A plain reverse-mode handle would count three
+    values where the code calling it unpacks two, so its handle takes the values'
+    cotangent as one (see :class:`TupleForwardVJP`)."""
 
-    def __init__(self, forward: Callable, backward: Callable) -> None:
-        self.forward = forward
-        self.backward = backward
+    def __init__(self, fun: Callable, recursion: Callable) -> None:
+        self.fun = fun
+        self.recursion = recursion
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
 
-    def result_count(self) -> int:
-        """The call's value is one value."""
-        return 1
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode == "vjp":
+            return TupleForwardVJP(CallVJP(self.fun, wrt), self.recursion)
+        return CallJVP(self.fun, wrt)
+
+
+def recursion_of(func: Any) -> Callable | None:
+    """The user's recursive function whose derivative ``func`` is part of, if it is."""
+    return getattr(func, "srcad_recursion", None)
+
+
+def _reads(fun: Callable) -> tuple:
+    """The function's code, and what each name it reads denotes now (globals by name,
+    closure cells by contents): what the dot function copied, alive while it is."""
+    code = fun.__code__
+    namespace = fun.__globals__
+    cells: list[int | None] = []
+    for cell in fun.__closure__ or ():
+        try:
+            cells.append(id(cell.cell_contents))
+        except ValueError:
+            cells.append(None)
+    named = tuple(id(namespace.get(n, _reads)) for n in code.co_names)
+    return (code, named, tuple(cells))
+
+
+#: the dot functions made, by function and count of values
+_DOTS: dict[tuple, Callable] = {}
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def _own_nodes(tree: gast.FunctionDef) -> list[gast.AST]:
+    """The nodes of the function's body, not of functions or lambdas inside it."""
+    found: list[gast.AST] = []
+    stack: list[gast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            continue
+        found.append(node)
+        stack.extend(gast.iter_child_nodes(node))
+    return found
+
+
+def _dotted(values: list[gast.expr], given: list[str], numpy_name: str) -> gast.expr:
+    """``np.sum(a * g0) + np.sum(b * g1)``."""
+
+    def load(name: str) -> gast.Name:
+        return gast.Name(name, gast.Load(), None, None)
+
+    terms = [
+        gast.Call(
+            func=gast.Attribute(value=load(numpy_name), attr="sum", ctx=gast.Load()),
+            args=[gast.BinOp(left=value, op=gast.Mult(), right=load(g))],
+            keywords=[],
+        )
+        for value, g in zip(values, given)
+    ]
+    total = terms[0]
+    for term in terms[1:]:
+        total = gast.BinOp(left=total, op=gast.Add(), right=term)
+    return total
 
 
 def recursive_call(fun: Any, tree: gast.FunctionDef, call: gast.Call, outputs: int) -> Any:
     """The :class:`RecursiveCall` of ``fun`` (parsed as ``tree``) for ``call``, whose
-    value is unpacked into ``outputs`` names; None unless the call passes each parameter
-    positionally and ``fun`` returns one value (the call then stays a plain call)."""
+    value is unpacked into ``outputs`` names; None (the call then stays a plain call)
+    unless ``fun`` has only positional-or-keyword parameters, the call binds them without
+    stars, and ``fun`` returns one value (no tuple or list display) or, unpacked into
+    ``outputs`` names, a tuple display of that many values at each return. Never for
+    the functions of a recursion's derivative (a third derivative: refused by name)."""
+    count = _returned_count(tree)
     if (
         not inspect.isfunction(fun)
-        or outputs != 1
-        or call.keywords
+        or recursion_of(fun) is not None
         or any(isinstance(a, gast.Starred) for a in call.args)
-        or any(
-            isinstance(node, gast.Return) and isinstance(node.value, (gast.Tuple, gast.List))
-            for node in gast.walk(tree)
-        )
+        or any(k.arg is None for k in call.keywords)
+        or count not in ((outputs, True), (1, False))
+        or (count == (1, False) and outputs != 1)
     ):
         return None
     try:
-        params = list(own_signature(fun).parameters.values())
+        signature = own_signature(fun)
+        signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
     except (TypeError, ValueError):
         return None
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(params) != len(call.args) or any(p.kind not in kinds for p in params):
+    if any(p.kind not in _KINDS for p in signature.parameters.values()):
         return None
-    return RecursiveCall(fun)
+    return RecursiveCall(fun, outputs, packed=count[1])
+
+
+def returns_tuples(tree: gast.FunctionDef) -> bool:
+    """Whether the function returns tuple displays from more than one ``return``."""
+    returns = [n for n in _own_nodes(tree) if isinstance(n, gast.Return)]
+    return len(returns) > 1 and any(isinstance(n.value, gast.Tuple) for n in returns)
+
+
+def _returned_count(tree: gast.FunctionDef) -> tuple[int, bool] | None:
+    """How many values each ``return`` of the function (not of a function inside it)
+    gives, and whether as a tuple display: ``(1, False)`` where none returns a tuple or
+    list display, ``(k, True)`` where each returns a tuple display of ``k`` values; None
+    for anything else."""
+    counts = set()
+    for node in _own_nodes(tree):
+        if isinstance(node, gast.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, gast.Tuple) and not any(
+                isinstance(e, gast.Starred) for e in value.elts
+            ):
+                counts.add((len(value.elts), True))
+            elif isinstance(value, (gast.Tuple, gast.List)):
+                return None
+            else:
+                counts.add((1, False))
+    return counts.pop() if len(counts) == 1 else None

@@ -7,7 +7,7 @@ turns; its backward loop runs over the turns that ran, reversed, and, as a ``whi
 makes those flags False again at the start of each turn it undoes. A loop's backward body
 is generated until the adjoints it carries are the same on every turn. Pushes and pops on
 the tapes of generated code being differentiated again pair with pops and pushes on their
-adjoint tapes.
+adjoint tapes. The shapes of that code are templates (srcad/transform/control_templates.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import gast
 
 from srcad.transform import build
+from srcad.transform import control_templates as shapes
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import clone
@@ -22,6 +23,7 @@ from srcad.transform.normalize.jumps import exits_after, stop_flags, unguarded
 from srcad.transform.normalize.walk import rewrite_bodies
 from srcad.transform.ops import operand_names
 from srcad.transform.reverse_context import generated
+from srcad.transform.templates import fill
 
 
 class ControlAdjoints:
@@ -32,15 +34,16 @@ class ControlAdjoints:
         """A value pushed on a tape gets the adjoint its pop handed on."""
         value = stmt.value.args[0]
         tape = self.ctx.tapes[stmt.value.func.value.id]
-        pop = build.call(build.attr(build.load(tape), "pop"))
+        namer = self.ctx.namer
         if not operand_names(value) & self.ctx.activity.varied:
-            return [generated(gast.Expr(value=pop), False)]
+            return [generated(s, False) for s in fill(shapes.pop, namer, tape=tape)]
         if not isinstance(value, gast.Name):
             raise self.ctx.source.error(
                 "differentiating this tape push again is not supported", stmt
             )
         # the pop runs even where its value is not needed: later pops take what is under it
-        out = self.contribute(value, pop, False, stmt) or [gast.Expr(value=pop)]
+        popped = fill(shapes.popped, namer, tape=tape)
+        out = self.contribute(value, popped, False, stmt) or fill(shapes.pop, namer, tape=tape)
         return [generated(s, False) for s in out]
 
     def dropped_pop_backward(self, stmt: gast.Expr) -> list[gast.stmt]:
@@ -48,18 +51,17 @@ class ControlAdjoints:
         None in its place (the push it pairs with saved a value that does not vary, whose
         adjoint is never read; were it read, None would fail loudly, never add silently)."""
         tape = self.ctx.tapes[stmt.value.func.value.id]
-        push = build.call(build.attr(build.load(tape), "push"), build.const(None))
-        return [generated(gast.Expr(value=push), False)]
+        push = fill(shapes.push, self.ctx.namer, tape=tape, value=build.const(None))
+        return [generated(s, False) for s in push]
 
     def pop_backward(self, stmt: gast.Assign, call: gast.Call) -> list[gast.stmt]:
         """The adjoint of a value taken off a tape goes on the adjoint tape, for its push."""
         name = stmt.targets[0].id
         tape = self.ctx.tapes[call.func.value.id]
-        adjoint = self.reduced_adjoint(name)
-        push = build.call(build.attr(build.load(tape), "push"), adjoint)
+        push = fill(shapes.push, self.ctx.namer, tape=tape, value=self.reduced_adjoint(name))
         self.state.discard(name)
         self.owned.discard(name)
-        return [generated(gast.Expr(value=push), False)]
+        return [generated(s, False) for s in push]
 
     def if_backward(self, stmt: gast.If, body_part, else_part) -> list[gast.stmt]:
         """Both arms reversed; an adjoint only one arm makes starts as zeros in the other."""
@@ -81,7 +83,9 @@ class ControlAdjoints:
         if not body and not orelse:
             return []
         self.read_by(stmt, [stmt.test])
-        return [gast.If(test=clone(stmt.test), body=body or [gast.Pass()], orelse=orelse)]
+        body = body or [gast.Pass()]
+        test = clone(stmt.test)
+        return fill(shapes.same_branch, self.ctx.namer, test=test, body=body, orelse=orelse)
 
     def loop_backward(
         self, owner: gast.stmt, deferred, header, stops: list[str] = ()
@@ -116,7 +120,8 @@ class ControlAdjoints:
         if not body:
             return prelude
         # (the turns before the last ran to their end: no flag was set in them)
-        body.extend(generated(build.assign(flag, build.const(False))) for flag in stops)
+        for flag in stops:
+            body.extend(map(generated, fill(shapes.not_stopped, self.ctx.namer, flag=flag)))
         loop = header(body)
         self.read_by(owner, [loop.iter])
         return [*prelude, loop]
@@ -128,27 +133,28 @@ class ControlAdjoints:
         outer, self.breaking = self.breaking, frozenset(stops)
         body_f, part = self.deferred(unguarded(stmt) if stops else stmt.body)
         self.breaking = outer
+        namer = self.ctx.namer
         if stops:
-            counter = getanno(stmt, "counter")
-            count = generated(
-                build.assign(counter, build.binop(build.load(counter), gast.Add(), build.const(1)))
+            (forward,) = fill(
+                shapes.counting_for,
+                namer,
+                target=stmt.target,
+                iterable=stmt.iter,
+                body=body_f,
+                counter=getanno(stmt, "counter"),
             )
-            body_f = [count, *body_f]
-        forward = gast.For(
-            target=stmt.target, iter=stmt.iter, body=body_f, orelse=[], type_comment=None
-        )
+            generated(forward.body[0])
+        else:
+            forward = gast.For(
+                target=stmt.target, iter=stmt.iter, body=body_f, orelse=[], type_comment=None
+            )
 
         def backward(s: gast.For) -> list[gast.stmt]:
             def header(body: list[gast.stmt]) -> gast.For:
-                reverse = self.ctx.namer.bind_global(reversed, "reversed")
                 turns = self.turns(s.iter, getanno(s, "counter")) if stops else clone(s.iter)
-                return gast.For(
-                    target=clone(s.target),
-                    iter=build.call(reverse, turns),
-                    body=body,
-                    orelse=[],
-                    type_comment=None,
-                )
+                target = clone(s.target)
+                (loop,) = fill(shapes.undone_for, namer, target=target, turns=turns, body=body)
+                return loop
 
             return self.loop_backward(s, part, header, stops)
 
@@ -161,7 +167,7 @@ class ControlAdjoints:
 
     def turns(self, iterator: gast.expr, counter: str) -> gast.expr:
         """``iterator[:counter]`` (a loop's range, cut to the turns that ran) as a range."""
-        count = build.load(counter)
+        namer = self.ctx.namer
         if (
             isinstance(iterator, gast.Call)
             and not iterator.keywords
@@ -169,14 +175,14 @@ class ControlAdjoints:
         ):
             args = iterator.args
             if len(args) == 1:
-                return build.call("range", count)
-            start = args[0]
-            step = args[2] if len(args) == 3 else None
+                return fill(shapes.first_turns, namer, count=counter)
+            start = clone(args[0])
+            if len(args) < 3:
+                return fill(shapes.first_turns_from, namer, start=start, count=counter)
+            step = clone(args[2])
         else:  # a name holding the range the loop started with
-            start, step = build.attr(iterator, "start"), build.attr(iterator, "step")
-        span = count if step is None else build.binop(count, gast.Mult(), clone(step))
-        stop = build.binop(clone(start), gast.Add(), span)
-        return build.call("range", clone(start), stop, *([clone(step)] if step else []))
+            start, step = build.attr(clone(iterator), "start"), build.attr(clone(iterator), "step")
+        return fill(shapes.first_turns_by, namer, start=start, count=counter, step=step)
 
     def while_loop(self, stmt: gast.While):
         """The loop counting its trips; its backward runs the body that many times."""
@@ -185,20 +191,17 @@ class ControlAdjoints:
         outer, self.breaking = self.breaking, frozenset()
         body_f, part = self.deferred(stmt.body)
         self.breaking = outer
-        increment = generated(
-            build.assign(counter, build.binop(build.load(counter), gast.Add(), build.const(1)))
+        namer = self.ctx.namer
+        (forward,) = fill(
+            shapes.counting_while, namer, test=stmt.test, body=body_f, counter=counter
         )
-        forward = gast.While(test=stmt.test, body=[*body_f, increment], orelse=[])
+        generated(forward.body[-1])
 
         def backward(s: gast.While) -> list[gast.stmt]:
             def header(body: list[gast.stmt]) -> gast.For:
-                return gast.For(
-                    target=build.store(self.ctx.namer.fresh_temp("_")),
-                    iter=build.call("range", build.load(counter)),
-                    body=body,
-                    orelse=[],
-                    type_comment=None,
-                )
+                index = namer.fresh_temp("_")
+                (loop,) = fill(shapes.undone_while, namer, index=index, trips=counter, body=body)
+                return loop
 
             return self.loop_backward(s, part, header, stop_flags(s))
 

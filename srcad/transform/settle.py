@@ -17,7 +17,7 @@ import gast
 
 from srcad.errors import InternalError
 from srcad.transform.analyses.activity import targets
-from srcad.transform.analyses.tbr import Recording, loop_targets, plan_recording
+from srcad.transform.analyses.tbr import Recording, Structure, plan_recording
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.reverse_context import Context, reads_of_primal
@@ -46,7 +46,8 @@ def settle(
     the function, named in the error if the plan does not settle.
     """
     stable = ctx.stable
-    fixed = set(stable) | loop_targets(body)
+    structure = Structure(body)
+    fixed = set(stable) | structure.loop_targets
     available = set(fixed)
     loose: set[str] = set()
     plan = Recording(stable)
@@ -73,7 +74,7 @@ def settle(
                 need.add(name)
                 kept.add(name)
         new_plan = plan_recording(
-            body, stable, need, ctx.source, ctx.local, readers, kept, ctx.updated_memory
+            structure, stable, need, ctx.source, ctx.local, readers, kept, ctx.updated_memory
         )
         recomputed = {
             n for s in all_statements(body) if id(s) in new_plan.recomputed for n in targets(s)

@@ -330,3 +330,79 @@ def instantiate(
         new = sub.visit(stmt)
         out.extend(new if isinstance(new, list) else [new])
     return out
+
+
+# ---- control-flow templates (srcad/transform/control_templates.py)
+
+_LOCATIONS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_PARSED: dict[Any, tuple[list[gast.stmt], frozenset[str]]] = {}
+
+
+def _parsed(template: Any) -> tuple[list[gast.stmt], frozenset[str]]:
+    """A control-flow template's statements (without locations: generated code has none of
+    its own) and its parameters, parsed once."""
+    found = _PARSED.get(template)
+    if found is None:
+        from srcad.adjoints.synthesis import source
+
+        definition = source(template)
+        for node in gast.walk(definition):
+            for key in _LOCATIONS:
+                node.__dict__.pop(key, None)
+        params = frozenset(a.id for a in definition.args.args)
+        found = _PARSED[template] = (definition.body, params)
+    return found
+
+
+class _Fill(Transformer):
+    """Binds a control-flow template's parameters and free names (see :func:`fill`)."""
+
+    def __init__(self, template: Any, bound: dict[str, Any], params: frozenset, namer: Namer):
+        unknown = set(bound) ^ params
+        if unknown:
+            raise TypeError(f"{template.__name__}: parameters {sorted(unknown)} not matched")
+        self.template = template
+        self.bound = bound
+        self.namer = namer
+        self.placed: set[str] = set()
+
+    def visit_Expr(self, node: gast.Expr) -> Any:
+        value = node.value
+        if isinstance(value, gast.Name) and isinstance(self.bound.get(value.id), list):
+            return self.bound[value.id]
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        name = node.id
+        if name not in self.bound:
+            obj = self.template.__globals__.get(name, getattr(builtins, name, None))
+            if obj is None:
+                raise TypeError(f"{self.template.__name__}: '{name}' is neither bound nor known")
+            node.id = self.namer.bind_global(obj, name)
+            return node
+        value = self.bound[name]
+        if isinstance(value, str):
+            node.id = value
+            return node
+        # a node given is placed as it is once, and copied where it appears again
+        if name in self.placed:
+            return clone(value)
+        self.placed.add(name)
+        return value
+
+
+def fill(template: Any, namer: Namer, **bound: str | gast.expr | list[gast.stmt]) -> Any:
+    """A control-flow template's statements with its parameters bound (a list of
+    statements where one stands alone, spliced; an expression, or a name as a ``str``,
+    elsewhere) and the builtins it calls bound in ``namer``; the expression of a template
+    that returns one."""
+    body, params = _parsed(template)
+    sub = _Fill(template, bound, params, namer)
+    out: list[gast.stmt] = []
+    for stmt in clone(body):
+        new = sub.visit(stmt)
+        out.extend(new if isinstance(new, list) else [new])
+    if len(out) == 1 and isinstance(out[0], gast.Return):
+        return out[0].value
+    return out

@@ -89,6 +89,18 @@ def shrink(p, t):
     return p
 
 
+def split(p, t):
+    if np.sum(np.abs(p)) > t:
+        a, b = split(p * 0.5, t)
+        return a + p * 0.1, b * 0.9 + np.sin(p)
+    return p * 1.0, np.cos(p)
+
+
+def split_sum(p, t):
+    a, b = split(p, t)
+    return a * b
+
+
 def ping(p, t):
     if np.sum(np.abs(p)) > t:
         return pong(p * 0.6, t) + p * 0.1
@@ -130,6 +142,59 @@ def pairdot(g):
     return a * np.cos(b)
 
 
+@srcad.custom_vjp
+def soft(p, q):
+    return np.tanh(p) * q
+
+
+def soft_fwd(p, q):
+    t = np.tanh(p)
+    return t * q, (t, q)
+
+
+def soft_bwd(res, g):
+    t, q = res
+    return g * (1.0 - t * t) * q, g * t
+
+
+soft.defvjp(soft_fwd, soft_bwd)
+
+
+@srcad.custom_jvp
+def smooth(p):
+    return np.sin(p) * p
+
+
+@smooth.defjvp
+def smooth_jvp(primals, tangents):
+    (p,), (dp,) = primals, tangents
+    return np.sin(p) * p, (np.cos(p) * p + np.sin(p)) * dp
+
+
+def heavy(p, q):
+    if np.sum(p) > q:
+        return np.tanh(p * q) + p * 0.25
+    return np.sin(p) * q
+
+
+checked = srcad.checkpoint(heavy)
+
+
+def upd(p):
+    q = p * 1.0
+    q[..., :1] = np.sin(q[..., :1]) * 2.0
+    return np.sum(q * q)
+
+
+def upd_arg(p):
+    p[..., :1] = np.tanh(p[..., :1])
+    return np.sum(p * np.cos(p))
+
+
+grad_upd = srcad.grad(upd)
+grad_upd_arg = srcad.grad(upd_arg)
+
+
 def squash(v, t):
     if t == 0:
         return np.sum(v, keepdims=True)
@@ -159,6 +224,9 @@ FAMILIES = {
     "+= through another name of a float parameter",
     "module factories", "second order of recursion", "loops over a dict",
     "loops over a display", "loops handing values round", "shapes changing in a loop",
+    "custom rules and checkpoints", "matrix norms", "data-dependent tuple recursion",
+    "ranges with a start or step", "locals named as builtins",
+    "gradients of updating functions inside f", "a range bound changed in its loop",
     "data-dependent mutual recursion", "statements before a jump",
     "a value read on the next turn", "for/else",
 }  # fmt: skip
@@ -291,6 +359,20 @@ class ProgramWriter:
                 ]
             )
             return Expr(form.format(c=c), full)
+        if kind < 0.75 and rng.random() < 0.3:
+            # norms of singular values (any order since stop 24) of a matrix whose singular
+            # values stay well apart: diag(3, 2, 1) moved by less than half their gaps
+            self.constructs.add("matrix norms")
+            d = rng.choice([n for n in names if n in FULL])
+            norm = rng.choice(["np.linalg.norm({m}, {o})", "np.linalg.matrix_norm({m}, ord={o})"])
+            matrix = (
+                f"(np.diag([3.0, 2.0, 1.0]) + np.tanh(np.sum({c})) * 0.2 * "
+                "np.array([[0.0, 0.5, -0.3], [0.2, 0.0, 0.4], [-0.5, 0.1, 0.3]]) + "
+                f"np.tanh(np.mean({d})) * 0.15 * np.array([[0.4, -0.2, 0.0], [0.1, 0.3, -0.5], "
+                "[0.0, 0.2, 0.1]]))"
+            )
+            order = rng.choice(["'nuc'", "2", "-2"])
+            return Expr(f"({norm.format(m=matrix, o=order)} * 0.25)", False)
         if kind < 0.75:
             self.constructs.add("zero-derivative ops")
             d = rng.choice([n for n in names if n in FULL])
@@ -337,10 +419,16 @@ class ProgramWriter:
                 return Expr(f"rec({inner.code}, {rng.randint(0, 3)})", inner.full)
             self.constructs.add("data-dependent recursion")
             t = round(rng.uniform(0.3, 1.5), 2)
-            if rng.random() < 0.35:
+            kind = rng.random()
+            if kind < 0.3:
                 self.constructs.add("data-dependent mutual recursion")
                 return Expr(f"ping({inner.code}, {t})", inner.full)
-            return Expr(f"shrink({inner.code}, {t})", inner.full)
+            if kind < 0.55:
+                self.constructs.add("data-dependent tuple recursion")
+                form = rng.choice(["split_sum({p}, {t})", "split_sum(p={p}, t={t})"])
+                return Expr(form.format(p=inner.code, t=t), inner.full)
+            form = rng.choice(["shrink({p}, {t})", "shrink({p}, {t})", "shrink(t={t}, p={p})"])
+            return Expr(form.format(p=inner.code, t=t), inner.full)
         if choice < 0.85 or self.second_order:
             self.constructs.add("closures")
             return Expr(f"scale3({inner.code})", inner.full)
@@ -363,11 +451,26 @@ class ProgramWriter:
                 "np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)",
                 "np.exp(np.tanh({}) * 0.5)", "np.sqrt(1.0 + ({0}) * ({0}))",
                 "np.log(1.5 + np.sin({}))", "np.abs({})", "helper({}, 0.5)",
-                "branchy({}, {t})", "({} ** 2 * 0.25)",
+                "branchy({}, {t})", "({} ** 2 * 0.25)", "smooth({})", "checked({}, {t})",
+                "soft({}, 0.75)",
             ]  # fmt: skip
             form = rng.choice(forms)
-            if not self.helpers and form.startswith(("helper", "branchy")):
+            if form.startswith("soft") and rng.random() < 0.6:
+                # forward mode refuses a custom vjp (as JAX does), and the refusal ends the
+                # program's first-order check: rarer, so that forward mode sees most programs
+                form = "smooth({})"
+            if not self.helpers and form.startswith(
+                ("helper", "branchy", "smooth", "check", "soft")
+            ):
                 form = "np.sin({})"
+            if form.startswith(("smooth", "checked", "soft")):
+                self.constructs.add("custom rules and checkpoints")
+            if inner.full and self.helpers and rng.random() < 0.04:
+                # the gradient of a function that updates a copy of its argument, or the
+                # argument (srcad's copy of it), called inside f (a returned gradient was
+                # once restored in place by the caller's backward pass: silently wrong)
+                self.constructs.add("gradients of updating functions inside f")
+                form = rng.choice(["np.cos({0}) * grad_upd({0})", "grad_upd_arg({0}) * 0.5"])
             if form.startswith("np.abs"):
                 self.constructs.add("kinks")
             if form.startswith(("helper", "branchy")):
@@ -834,13 +937,29 @@ class ProgramWriter:
             body.append([f"{carried} = np.sin({self.full_expr(names)})"])
         self.jump(names, body, 0)
         count = self.rng.randint(0, self.shape[0])
-        lines = [*before, f"for {index} in range({count}):", *_indent(body)]
+        bounds = f"{count}"
+        if self.rng.random() < 0.1:
+            # the bound's name changes in the loop (range() read it once) and is read after
+            self.constructs.add("a range bound changed in its loop")
+            bound = f"n{self.loops}"
+            before = [*before, f"{bound} = {count}"]
+            body.append([f"{bound} = {bound} - 1"])
+            bounds = bound
+            after = [f"{self.rng.choice(TARGETS)} = a * (1.0 + {bound} * 0.1)"]
+        else:
+            after = []
+        if not after and self.rng.random() < 0.25:
+            # a range with a start or a step (its backward loop counts the turns that ran)
+            self.constructs.add("ranges with a start or step")
+            start = self.rng.randint(0, count)
+            bounds = f"{start}, {count}" + self.rng.choice(["", ", 2", ", 3"])
+        lines = [*before, f"for {index} in range({bounds}):", *_indent(body)]
         if self.rng.random() < 0.15:
             # runs when the loop was not left by a break (a return in the loop skips it)
             self.constructs.add("for/else")
             target = self.rng.choice(TARGETS)
             lines += ["else:", f"    {target} = {target} * 0.5 + {self.full_expr(names)}"]
-        return lines
+        return lines + after
 
     def rotation_loop(self, names: list[str]) -> list[str]:
         """A loop handing values on one name per turn (``a = b; b = c; ...``): the
@@ -959,6 +1078,15 @@ class ProgramWriter:
             lines += local[name]
         lines += ["    " + line for stmt in body for line in stmt]
         extra = " + b * c + u"
+        text = "\n".join(lines)
+        free = [n for n in ("range", "reversed", "len", "zip") if f"{n}(" not in text]
+        if free and self.rng.random() < 0.1:
+            # a local named as a builtin the derivative code may call (a `range` once broke
+            # a while loop's backward pass)
+            self.constructs.add("locals named as builtins")
+            name = self.rng.choice(free)
+            lines.insert(len(lines) - len(_indent(body)), f"    {name} = 0.5")
+            extra = f" + b * c + u * (1.0 + {name})"
         if self.mutable:
             extra += " + np.sum(np.stack(outs), axis=0)"
         lines.append(f"    return {self.result('a', extra)}")
@@ -969,7 +1097,7 @@ class ProgramWriter:
         ):
             self.constructs.add("rebound defaults and closures")
             self.spec = replace(self.spec, rebind=True)
-        helpers = HELPERS + "\n\n" if self.helpers else ""
+        helpers = "import srcad\n\n" + HELPERS + "\n\n" if self.helpers else ""
         if "sub-trees passed whole" in self.constructs:
             helpers += "def tree_dot(q):\n    return q[0] * np.cos(q[1])\n\n\n"
         if self.second_order and "helper calls" in self.constructs:

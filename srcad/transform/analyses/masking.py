@@ -22,32 +22,27 @@ from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import USER_CALL, classify, differentiable_operand_names, operand_names
 from srcad.transform.templates import ADJOINT
 
-#: Rules whose derivative selects: zero for an operand where it was not chosen.
-SELECTIONS = frozenset({"where", "clip", "maximum", "minimum", "fmax", "fmin"})
-#: Elementwise rules of two operands (one-operand ones are ``shape_preserving``).
-ELEMENTWISE = SELECTIONS | {
-    "add", "sub", "mul", "mul_self", "truediv", "power", "mod", "hypot", "arctan2",
-    "logaddexp", "logaddexp2",
-}  # fmt: skip
-#: Rules that move elements without mixing them (each result element is one operand
-#: element): a mask passes through them, and they need no zero-safe product themselves.
-MOVES = frozenset({
-    "getitem", "getitem_dynamic", "reshape", "reshape_method", "ravel", "squeeze",
-    "expand_dims", "atleast_nd", "transpose", "transpose_method", "transpose_attribute",
-    "swapaxes", "moveaxis", "flip", "flipud", "fliplr", "rot90", "roll",
-})  # fmt: skip
+# What a rule's op does is declared with the rule (registry.TRAITS): ``selects`` (its
+# derivative is zero for an operand where it was not chosen), ``elementwise`` and
+# ``moves`` (each result element is one operand element: a mask passes through, and the
+# rule needs no zero-safe product itself).
 
 
 def is_elementwise(rule) -> bool:
     """Whether ``rule``'s derivative is zero wherever the incoming one is (elementwise)."""
-    return rule is not None and (rule.shape_preserving or rule.name in ELEMENTWISE)
+    return rule is not None and (rule.shape_preserving or rule.elementwise)
+
+
+def _passes_masks(rule) -> bool:
+    """Whether a mask on one side of ``rule``'s op reaches the other (elementwise, moves)."""
+    return rule is not None and (is_elementwise(rule) or rule.moves)
 
 
 def masked_adjoints(
     body: list[gast.stmt], source: Source, local: set[str], seeds: Iterable[str] = ()
 ) -> frozenset[str]:
     """Names whose adjoint may be masked: operands of a selection, and operands of an
-    elementwise op, a move (see MOVES) or a user function's call whose result's adjoint
+    elementwise op, a move (a rule's ``moves``) or a user function's call whose result's adjoint
     may be.
     ``seeds``: adjoints masked on entry (a helper's outputs, when its caller's are)."""
     masked = set(seeds)
@@ -62,10 +57,10 @@ def masked_adjoints(
             continue
         op = classify(stmt.value, source, local)
         rule = op.rule
-        if op.nondifferentiable or rule is None or not (is_elementwise(rule) or rule.name in MOVES):
+        if op.nondifferentiable or not _passes_masks(rule):
             continue
         operands = differentiable_operand_names(stmt.value, op)
-        flows.append((set(targets(stmt)), operands, rule.name in SELECTIONS))
+        flows.append((set(targets(stmt)), operands, rule.selects))
     return _closure(masked, flows)
 
 
@@ -84,10 +79,10 @@ def masked_tangents(
             flows.append((operand_names(stmt.value), set(targets(stmt)), False))
             continue
         rule = op.rule
-        if op.nondifferentiable or rule is None or not (is_elementwise(rule) or rule.name in MOVES):
+        if op.nondifferentiable or not _passes_masks(rule):
             continue
         operands = differentiable_operand_names(stmt.value, op)
-        flows.append((operands, set(targets(stmt)), rule.name in SELECTIONS))
+        flows.append((operands, set(targets(stmt)), rule.selects))
     return _closure(set(seeds), flows)
 
 

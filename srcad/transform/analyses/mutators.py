@@ -149,6 +149,8 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
             what,
             {"why": "with copy=False changes its argument in place; leave copy at its default"},
         )
+    elif _made_by_srcad(callee):
+        return None
     elif _python_function(callee) is not None:
         return _helper_mutation(call, callee, what)
     elif _keyword(call, "out") is None and _returns_what_out_gets(callee):
@@ -186,7 +188,7 @@ def unknown_effect(call: gast.Call, source: Source, local: set[str]) -> bool:
     """Whether ``call``, made for its effect alone, passes a variable's array to code srcad
     cannot see into (a C extension's function), which might change it."""
     callee = source.resolve(call.func, local)
-    if callee is MISSING or _python_function(callee) is not None:
+    if callee is MISSING or _made_by_srcad(callee) or _python_function(callee) is not None:
         return False
     module = (getattr(callee, "__module__", None) or "").split(".")[0]
     if module in _NO_HIDDEN_EFFECTS or isinstance(callee, (type, np.ufunc)):
@@ -422,6 +424,14 @@ def _python_function(callee: object) -> object | None:
     if inspect.isfunction(callee) and not _is_library(callee):
         return callee
     return None
+
+
+def _made_by_srcad(callee: object) -> bool:
+    """Whether ``callee`` is a derivative srcad made (grad's object, hessian's function):
+    its generated code updates copies, whatever the function it wraps (``__wrapped__``)
+    does to its arguments (fuzz seeds 80, 208: grad of a function calling grad(f), for an
+    f updating ``x``, was refused as updating ``x``)."""
+    return hasattr(type(callee), "srcad_function") or hasattr(callee, "srcad_made_by")
 
 
 def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import gast
 import numpy as np
@@ -169,8 +170,37 @@ def _put_back_each_turn(definition: Definition) -> bool:
     return stmt.targets[0].id in flags
 
 
+class Structure:
+    """The facts about a function body that its recording plan reads, each computed once
+    on first use (the body does not change while the plan settles round after round)."""
+
+    def __init__(self, body: list[gast.stmt]) -> None:
+        self.body = body
+
+    @cached_property
+    def definitions(self) -> dict[str, list[Definition]]:
+        return definitions(self.body)
+
+    @cached_property
+    def places(self) -> dict[int, tuple[list[gast.stmt], tuple]]:
+        """Each statement's loops and path, by the statement's id."""
+        return {id(stmt): (loops, path) for stmt, loops, _, _, path in positions(self.body)}
+
+    @cached_property
+    def loop_targets(self) -> set[str]:
+        return loop_targets(self.body)
+
+    @cached_property
+    def jump_flags(self) -> set[str]:
+        return jump_flags(self.body)
+
+    @cached_property
+    def loads(self) -> dict[str, list[tuple]]:
+        return _load_paths(self.body)
+
+
 def plan_recording(
-    body: list[gast.stmt],
+    body: Structure,
     stable: frozenset[str],
     need: set[str],
     source: Source,
@@ -181,17 +211,18 @@ def plan_recording(
 ) -> Recording:
     """Decide, for each needed name, whether it is stable, recomputed or pushed.
 
-    ``stable`` is the caller's set (stable_names, less memory updated in place);
+    ``body`` is the function body's Structure; ``stable`` is the caller's set
+    (stable_names, less memory updated in place);
     ``readers`` maps a name to the statements whose backward code reads it (a recomputed
     value's reads count as its anchor's); ``kept``: the names the backward code reads other
     than to recompute values (restored anyway; all of ``need`` if None); ``shared``: names
     of memory updated in place (never read to recompute a value).
     """
     plan = Recording(stable)
-    defs = definitions(body)
-    targets = loop_targets(body)
-    places = {id(stmt): (loops, path) for stmt, loops, _, _, path in positions(body)}
-    recompute = _Recompute(body, defs, places, stable, source, local, readers)
+    defs = body.definitions
+    targets = body.loop_targets
+    places = body.places
+    recompute = _Recompute(body, stable, source, local, readers)
     recompute.kept = set(need if kept is None else kept)
     recompute.shared = shared
     # the values needed, and what they are computed from, in turn
@@ -231,17 +262,17 @@ def _is_cheap(stmt: gast.Assign, source: Source, local: set[str]) -> bool:
 class _Recompute:
     """Which needed values the backward pass computes again, and where (see module doc)."""
 
-    def __init__(self, body, defs, places, stable, source, local, readers) -> None:
-        self.defs = defs
-        self.places = places
+    def __init__(self, body: Structure, stable, source, local, readers) -> None:
+        self.defs = body.definitions
+        self.places = body.places
         self.stable = stable
         self.source = source
         self.local = local
         self.readers = readers
         self.kept: set[str] = set()
         self.shared: frozenset[str] = frozenset()
-        self.flags = jump_flags(body)
-        self.loads = _load_paths(body)
+        self.flags = body.jump_flags
+        self.loads = body.loads
         self.candidates: dict[str, Definition] = {}
         #: the last position in its block whose backward code reads the value
         self.last: dict[str, int] = {}

@@ -22,6 +22,9 @@ FACTORIES: set[Callable] = set()
 JVPS: set[Callable] = set()
 #: the API functions refused inside differentiated code, with what to write instead
 REFUSED: dict[Callable, str] = {}
+#: the API functions written out in terms of grad and jvp (srcad/transform/inside.py):
+#: each takes the fold and the call, and returns what replaces the call
+INSIDE: dict[Callable, Callable[[Any, gast.Call], gast.AST]] = {}
 
 
 def fold_derivatives(source: Source, namer: Namer) -> bool:
@@ -42,6 +45,9 @@ class _Fold(Transformer):
         factory = self.source.resolve(node.func, set())
         if factory in JVPS:
             return self.jvp(node)
+        inside = INSIDE.get(factory) if callable(factory) else None
+        if inside is not None:
+            return inside(self, node)
         made_by = getattr(factory, "srcad_made_by", None) if callable(factory) else None
         if isinstance(made_by, str):
             # (its value is a loop over unit directions, which has no source to transform)

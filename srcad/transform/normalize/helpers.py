@@ -41,6 +41,7 @@ import gast
 from srcad.adjoints.registry import lookup
 from srcad.callables import unwrapped
 from srcad.errors import NoOutputError, TransformError
+from srcad.runtime.recursive_handles import not_again_reason
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import (
@@ -61,7 +62,12 @@ from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.stars import spread_call
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.normalize.walk import RenameNames, is_docstring
-from srcad.transform.recursive_calls import RecursiveCall, recursive_call
+from srcad.transform.recursive_calls import (
+    RecursiveCall,
+    recursion_of,
+    recursive_call,
+    returns_tuples,
+)
 from srcad.transform.snapshot import ABSENT, Snapshot, stored
 
 _UNSUPPORTED = (
@@ -230,6 +236,11 @@ class _Inliner:
                         return call
                 raise _NotUnrolled(helper)
         else:
+            if not constants and _calls_itself(helper) and returns_tuples(parsed.tree):
+                # (one level written out by its RecursiveCall: the inliner cannot write
+                # out tuples returned from several places)
+                if self.call_again(helper, call, origin):
+                    return call
             self.unrolled[helper] = 0
         self.unrolling.append(state)
         self.unrolled[helper] = self.unrolled.get(helper, 0) + 1
@@ -569,13 +580,18 @@ _WHAT = {
 
 def not_inlined_reason(helper: Callable) -> str | None:
     """Why the inliner leaves calls of ``helper`` as calls, where its body tells."""
+    recursion = recursion_of(helper)  # srcad's own, for a derivative of a recursion
+    if recursion is not None:
+        return "it is srcad's derivative code for a recursion: " + not_again_reason(recursion)
     if _calls_itself(helper):
+        code = helper.__code__
         return (
-            "it calls itself (recursion whose depth depends on data: not decided by "
-            f"constant arguments of the call, or deeper than {_MAX_UNROLLED} calls), which "
-            "srcad follows to second order only, from a gradient, where the function "
-            "returns one value and each call passes every parameter positionally: write it "
-            "so, or write the depth as a constant, or a loop"
+            f"it calls itself ({code.co_filename}:{code.co_firstlineno}: recursion whose "
+            "depth depends on data: not decided by constant arguments of the call, or deeper "
+            f"than {_MAX_UNROLLED} calls), which srcad follows to second order only, from a "
+            "gradient, where the function has no '*args', '**kwargs' or keyword-only "
+            "parameters and returns one value or a tuple each call unpacks: write it so, "
+            "or write the depth as a constant, or a loop"
         )
     try:
         tree = parse_function(helper).tree

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gast
 
 from srcad.adjoints.registry import lookup
-from srcad.runtime import lists
+from srcad.runtime import lists, tangents
 from srcad.transform import build
 from srcad.transform.analyses.tbr import may_precede, positions
 from srcad.transform.anno import getanno, setanno
@@ -400,6 +400,7 @@ def _check_built_before_read(
     placed by the final list's length, not the length at the time of the read. A list made
     afresh in each turn of the loops it shares with its appends may be read after them."""
     places = list(positions(tree.body))
+    local = _stored_names(tree)
     for name in names:
         appends = [
             (stmt, loops, path)
@@ -408,10 +409,8 @@ def _check_built_before_read(
         ]
         made = [
             loops
-            for stmt, loops, _, _, _ in places
-            if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.value, gast.List)
-            and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+            for stmt, loops, _, block, _ in places
+            if _makes_afresh(stmt, block, name, source, local)
         ]
         fresh_in = {id(lp) for lp in made[0]} if len(made) == 1 else set()
         for stmt, loops, _, _, path in places:
@@ -442,6 +441,37 @@ def _check_built_before_read(
                         "appended to is not supported yet; build the list first, then read it",
                         reads[0],
                     )
+
+
+def _makes_afresh(
+    stmt: gast.stmt, block: list[gast.stmt], name: str, source: Source, local: set[str]
+) -> bool:
+    """Whether ``stmt`` binds ``name`` to a new list: a display, or (in forward-mode code
+    differentiated again) the zero tangent of the list the statement before it displays.
+    (A zero tangent of a placeholder ``None`` is no list, and no other statement is.)"""
+    if not (
+        isinstance(stmt, gast.Assign)
+        and any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+    ):
+        return False
+    value = stmt.value
+    if isinstance(value, gast.List):
+        return True
+    if not (
+        isinstance(value, gast.Call)
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], gast.Name)
+        and source.resolve(value.func, local) is tangents.zero_tangent
+    ):
+        return False
+    k = next(i for i, s in enumerate(block) if s is stmt)
+    before = block[k - 1] if k else None
+    return (
+        isinstance(before, gast.Assign)
+        and isinstance(before.value, gast.List)
+        and any(isinstance(t, gast.Name) and t.id == value.args[0].id for t in before.targets)
+    )
 
 
 def _appends_to(stmt: gast.stmt, name: str, append: str) -> bool:

@@ -2,6 +2,9 @@
 
 ``for row in A`` becomes ``for _k in range(len(A)): row = A[_k]``; ``enumerate`` and
 ``zip`` likewise index their sequences, so the reverse pass only ever reverses ranges.
+A loop over a name bound once to a range (``_t1 = range(n)``, as generated code keeps
+the range of a loop that can break) whose variable a range loop sets too (the backward
+loop) is a loop over ``range(_t1.start, _t1.stop, _t1.step)``.
 A loop over a display is unrolled, its items evaluated before the loop as Python does;
 :func:`unroll_written_out` unrolls loops whose items are written out while transforming
 (a dict's keys: see ``dicts.py``), binding constants in the body.
@@ -34,9 +37,15 @@ def _jumps_out(body: list[gast.stmt]) -> bool:
 
 
 class _Loops:
-    def __init__(self, source: Source, namer: Namer) -> None:
+    def __init__(
+        self, source: Source, namer: Namer, ranges: set[str] | frozenset[str] = frozenset()
+    ) -> None:
         self.source = source
         self.namer = namer
+        #: names bound once, to a range (see :func:`_range_names`)
+        self.ranges = ranges
+        #: the variables of loops over a range call
+        self.range_targets: set[str] = set()
 
     def builtin(self, name: str) -> gast.Name:
         return build.load(self.namer.bind_global(getattr(builtins, name), name))
@@ -69,6 +78,19 @@ class _Loops:
             return [stmt]
         if isinstance(it, (gast.Tuple, gast.List)):
             return self.unroll(stmt)
+        if (
+            isinstance(it, gast.Name)
+            and it.id in self.ranges
+            and isinstance(stmt.target, gast.Name)
+            and stmt.target.id in self.range_targets
+        ):
+            # a range held in a name (generated code keeps the range of a loop that can
+            # break and changes its bound), with a variable another range loop sets too
+            # (the backward loop): a range loop over its parts, whose variable stays the
+            # loops' own (indexing the range would assign it outside a loop header)
+            parts = [build.attr(build.load(it.id), p) for p in ("start", "stop", "step")]
+            stmt.iter = gast.copy_location(build.call(self.builtin("range"), *parts), it)
+            return [stmt]
         if fn is builtins.reversed and len(it.args) == 1 and self.callee(it.args[0]) is range:
             # reversed(range(...)) (as generated backward loops read): the reversed range
             steps = self.namer.fresh_temp("_steps")
@@ -215,12 +237,44 @@ def _once(expr: gast.expr, stored: set[str], namer: Namer, before: list[gast.stm
 
 def desugar_loops(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
     """Rewrite every ``for`` loop of ``tree`` into a loop over ``range`` (see module doc)."""
-    loops = _Loops(source, namer)
+    loops = _Loops(source, namer, _range_names(tree, source))
+    loops.range_targets = {
+        stmt.target.id
+        for stmt in all_statements(tree.body)
+        if isinstance(stmt, gast.For)
+        and isinstance(stmt.target, gast.Name)
+        and any(loops.callee(stmt.iter) is f for f in (builtins.range, builtins.reversed))
+    }
     tree.body = rewrite_bodies(tree.body, loops.block)
     for stmt in all_statements(tree.body):
         if isinstance(stmt, gast.For):
             _check_loop_variable(stmt, tree, source)
     return tree
+
+
+def _range_names(tree: gast.FunctionDef, source: Source) -> set[str]:
+    """The names ``tree`` binds once, by ``name = range(...)``, and never otherwise."""
+    bound: dict[str, int] = {}
+    ranges: set[str] = set()
+    for stmt in all_statements(tree.body):
+        stores = [
+            n.id
+            for part in own_parts(stmt)
+            for n in gast.walk(part)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
+        ]
+        for name in stores:
+            bound[name] = bound.get(name, 0) + 1
+        if (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Call)
+            and source.resolve(stmt.value.func, set()) is builtins.range
+        ):
+            ranges.add(stmt.targets[0].id)
+    params = tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs
+    return {n for n in ranges if bound[n] == 1} - {a.id for a in params}
 
 
 def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source) -> None:

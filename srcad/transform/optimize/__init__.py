@@ -5,6 +5,7 @@ from __future__ import annotations
 import gast
 
 from srcad.transform.naming import Namer
+from srcad.transform.optimize.broadcasts import drop_redundant_unbroadcasts
 from srcad.transform.optimize.dce import drop_dead_code, drop_orphan_comments
 from srcad.transform.optimize.fold import fold
 from srcad.transform.optimize.inline import inline_single_use
@@ -14,11 +15,13 @@ _MAX_ROUNDS = 20
 
 
 def optimize(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
-    """Fold, propagate copies and constants, inline single-use temporaries, drop dead code."""
+    """Fold, propagate copies and constants, inline single-use temporaries, drop redundant
+    unbroadcasts and dead code."""
     for _ in range(_MAX_ROUNDS):
         changed = fold(tree, namer)
         changed |= propagate_copies(tree, namer)
         changed |= inline_single_use(tree, namer)
+        changed |= drop_redundant_unbroadcasts(tree, namer)
         changed |= drop_dead_code(tree)
         if not changed:
             break
