@@ -2,9 +2,7 @@
 the checks that refuse what has no derivative (a full SVD's extra columns, complex
 eigenvalues, a rank-deficient least-squares problem), each the identity where it passes,
 and the triangle maps of eigh. The rules themselves are written out in ops that have rules
-(srcad/adjoints/decompositions.py), so that they differentiate again; ``svd_tangents``
-serves the norms' curvature (the standard formula, e.g. Townsend 2016, with
-``1 / (s[j]**2 - s[i]**2)`` off the diagonal: distinct nonzero singular values).
+(srcad/adjoints/decompositions.py), so that they differentiate again.
 """
 
 from __future__ import annotations
@@ -16,14 +14,6 @@ from srcad.runtime.backend import array_namespace
 
 def _t(x: Any) -> Any:
     return array_namespace(x).swapaxes(x, -1, -2)
-
-
-def _gaps(values: Any) -> Any:
-    """``1 / (values[j] - values[i])`` off the diagonal, 0 on it."""
-    xp = array_namespace(values)
-    eye = xp.eye(values.shape[-1], dtype=values.dtype)
-    gap = values[..., None, :] - values[..., :, None]
-    return (1 - eye) / (gap + eye)
 
 
 def from_triangle(g: Any, uplo: str = "L") -> Any:
@@ -40,27 +30,6 @@ def to_triangle(g: Any, uplo: str = "L") -> Any:
     if uplo.upper() == "L":
         return xp.tril(g) + xp.tril(_t(g), -1)
     return xp.triu(g) + xp.triu(_t(g), 1)
-
-
-def svd_tangents(
-    da: Any, u: Any, s: Any, vh: Any, full_matrices: bool = True
-) -> tuple[Any, Any, Any]:
-    """The tangents of a reduced ``svd``'s ``u``, ``s`` and ``vh`` for input tangent
-    ``da`` (the norms' curvature reads them; svd's own rules are written out in ops)."""
-    reduced_svd(u, vh, full_matrices)
-    xp = array_namespace(da, u, s, vh)
-    v = _t(vh)
-    f = _gaps(s * s)
-    p = _t(u) @ da @ v
-    ds = xp.diagonal(p, axis1=-2, axis2=-1)
-    du = u @ (f * (p * s[..., None, :] + s[..., :, None] * _t(p)))
-    dv = v @ (f * (s[..., :, None] * p + _t(p) * s[..., None, :]))
-    inv_s = 1 / s
-    if u.shape[-2] > s.shape[-1]:
-        du = du + (da @ v - u @ p) * inv_s[..., None, :]
-    if v.shape[-2] > s.shape[-1]:
-        dv = dv + (_t(da) @ u - v @ _t(p)) * inv_s[..., None, :]
-    return du, ds, _t(dv)
 
 
 def reduced_svd(u: Any, vh: Any, full_matrices: bool = True) -> Any:

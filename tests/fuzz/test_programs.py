@@ -57,7 +57,7 @@ import srcad
 
 CAMPAIGN = os.environ.get("SRCAD_FUZZ_START")
 START = int(CAMPAIGN or 0)
-SEEDS = range(START, START + int(os.environ.get("SRCAD_FUZZ_COUNT", 40)))
+SEEDS = range(START, START + int(os.environ.get("SRCAD_FUZZ_COUNT", 32)))
 HYPOTHESIS_EXAMPLES = int(os.environ.get("SRCAD_FUZZ_HYPOTHESIS", 8))
 SECOND_ORDER_EVERY = 4
 # of those, a third derivative (jvp of hessian) for every second one

@@ -17,11 +17,15 @@ _MAX_ROUNDS = 20
 def optimize(tree: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Fold, propagate copies and constants, inline single-use temporaries, drop redundant
     unbroadcasts and dead code."""
-    for _ in range(_MAX_ROUNDS):
+    for round_ in range(_MAX_ROUNDS):
         changed = fold(tree, namer)
         changed |= propagate_copies(tree, namer)
-        changed |= inline_single_use(tree, namer)
-        changed |= drop_redundant_unbroadcasts(tree, namer)
+        inlined = inline_single_use(tree, namer)
+        changed |= inlined
+        # the shape classes of names in the first round; later rounds make nested
+        # unbroadcasts only by inlining, not new names of a reduced shape
+        if round_ == 0 or inlined:
+            changed |= drop_redundant_unbroadcasts(tree, namer, with_shapes=round_ == 0)
         changed |= drop_dead_code(tree)
         if not changed:
             break

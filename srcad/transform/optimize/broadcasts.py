@@ -26,14 +26,16 @@ from srcad.transform.optimize.fold import FOLDED
 from srcad.transform.optimize.usage import counts, in_loops
 
 
-def drop_redundant_unbroadcasts(tree: gast.FunctionDef, namer: Namer) -> bool:
+def drop_redundant_unbroadcasts(
+    tree: gast.FunctionDef, namer: Namer, with_shapes: bool = True
+) -> bool:
     """Replace ``unbroadcast(e, a)`` by ``e`` where ``e`` has ``a``'s shape (an operand of
-    arithmetic only); whether anything changed."""
+    arithmetic only); whether anything changed. Without ``with_shapes``, only where ``e``
+    is itself ``unbroadcast(_, a)`` (what inlining makes; cheap enough for every round)."""
     helpers = {n for n, obj in namer.globals.items() if obj is accumulate.unbroadcast}
     if not helpers:
         return False
-    shapes = _reduced_shapes(tree, helpers)
-    simplify = _Simplify(helpers, shapes)
+    simplify = _Simplify(helpers, tree if with_shapes else None)
     simplify.visit(tree)
     return simplify.changed
 
@@ -41,22 +43,25 @@ def drop_redundant_unbroadcasts(tree: gast.FunctionDef, namer: Namer) -> bool:
 def _reduced_shapes(tree: gast.FunctionDef, helpers: set[str]) -> SameShape:
     """``t`` and ``a`` in one class for each ``t = unbroadcast(_, a)``, both bound once and
     ``a`` outside loops (one value, so one shape, wherever ``t`` is read)."""
-    nested = (gast.FunctionDef, gast.Lambda)
-    if any(isinstance(n, nested) for n in gast.walk(tree) if n is not tree):
-        return SameShape(frozenset())  # names a nested function binds: none trusted
-    _, written = counts(tree)
-    looped = in_loops(tree)
-    shapes = SameShape(frozenset(n for n, k in written.items() if k == 1))
+    pairs = []
     for node in gast.walk(tree):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not tree:
+            return SameShape(frozenset())  # names a nested function binds: none trusted
         if (
             isinstance(node, gast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], gast.Name)
             and _unbroadcast_to(node.value, helpers) is not None
         ):
-            target, like = node.targets[0].id, node.value.args[1].id
-            if shapes.tracked(target) and shapes.tracked(like) and like not in looped:
-                shapes.union(target, like)
+            pairs.append((node.targets[0].id, node.value.args[1].id))
+    if not pairs:
+        return SameShape(frozenset())
+    _, written = counts(tree)
+    looped = in_loops(tree)
+    shapes = SameShape(frozenset(n for n, k in written.items() if k == 1))
+    for target, like in pairs:
+        if shapes.tracked(target) and shapes.tracked(like) and like not in looped:
+            shapes.union(target, like)
     return shapes
 
 
@@ -75,11 +80,20 @@ def _unbroadcast_to(node: gast.expr, helpers: set[str]) -> gast.expr | None:
 
 
 class _Simplify(Transformer):
-    def __init__(self, helpers: set[str], shapes: SameShape) -> None:
+    def __init__(self, helpers: set[str], tree: gast.FunctionDef | None) -> None:
         self.helpers = helpers
-        self.shapes = shapes
+        self.tree = tree
+        self._shapes: SameShape | None = None
         self.changed = False
         self.statement: gast.stmt | None = None
+
+    @property
+    def shapes(self) -> SameShape:
+        """The shape classes, computed when first asked (most unbroadcasts wrap an
+        expression, whose shape they do not tell; the pass runs every optimize round)."""
+        if self._shapes is None:
+            self._shapes = _reduced_shapes(self.tree, self.helpers)
+        return self._shapes
 
     def visit_Assign(self, node: gast.Assign) -> gast.AST:
         self.statement = node
@@ -106,9 +120,9 @@ class _Simplify(Transformer):
                 return node
             like = node.args[1]
             inner = _unbroadcast_to(value, self.helpers)
-            if not (
-                (inner is not None and value.args[1].id == like.id) or self.shapes.same(value, like)
-            ):
+            nested = inner is not None and value.args[1].id == like.id
+            atom = isinstance(value, (gast.Name, gast.Constant, gast.UnaryOp))
+            if not (nested or (atom and self.tree is not None and self.shapes.same(value, like))):
                 return node
             self.changed = True
             if self.statement is not None:
