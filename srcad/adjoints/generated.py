@@ -119,12 +119,12 @@ def broadcast_like_adjoint(r, t, y):
     d[t] = unbroadcast(d[r], t)
 
 
-@linear(unreduce, static=("x",))
+@linear(unreduce, static=("x", "axis", "keepdims"))
 def unreduce_adjoint(y, g, x, axis=None, keepdims=False):
     d[g] = reduce_like(d[y], g, axis, keepdims)
 
 
-@linear(keep_reduced, static=("x",))
+@linear(keep_reduced, static=("x", "axis", "keepdims"))
 def keep_reduced_adjoint(r, y, x, axis=None, keepdims=False):
     d[y] = reshape_like(d[r], y)
 
@@ -181,12 +181,12 @@ def reshape_like_adjoint(y, g, like):
     d[g] = reshape_like(d[y], g)
 
 
-@linear(reduce_like, static=("like",))
+@linear(reduce_like, static=("like", "axis", "keepdims"))
 def reduce_like_adjoint(y, g, like, axis=None, keepdims=False):
     d[g] = unreduce_like(d[y], g, axis, keepdims)
 
 
-@linear(unreduce_like, static=("x",))
+@linear(unreduce_like, static=("x", "axis", "keepdims"))
 def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False):
     d[g] = reduce_like(d[y], g, axis, keepdims)
 
@@ -379,32 +379,32 @@ def undiag_tangent(y, g, x, k=0):
     d[y] = undiag(d[g], x, k)
 
 
-@adjoint(uncumsum, static=("x",))
+@adjoint(uncumsum, static=("x", "axis"))
 def uncumsum_adjoint(y, g, x, axis=None):
     d[g] = xp.cumsum(d[y], axis=axis)
 
 
-@tangent(uncumsum, static=("x",))
+@tangent(uncumsum, static=("x", "axis"))
 def uncumsum_tangent(y, g, x, axis=None):
     d[y] = uncumsum(d[g], x, axis)
 
 
-@adjoint(unsort, static=("x",))
+@adjoint(unsort, static=("x", "axis"))
 def unsort_adjoint(y, g, x, axis=-1):
     d[g] = xp.take_along_axis(d[y], xp.argsort(x, axis=axis), axis=axis)
 
 
-@tangent(unsort, static=("x",))
+@tangent(unsort, static=("x", "axis"))
 def unsort_tangent(y, g, x, axis=-1):
     d[y] = unsort(d[g], x, axis)
 
 
-@adjoint(unrepeat, static=("x",))
+@adjoint(unrepeat, static=("x", "axis"))
 def unrepeat_adjoint(y, g, x, repeats, axis=None):
     d[g] = xp.repeat(d[y], repeats, axis=axis)
 
 
-@tangent(unrepeat, static=("x",))
+@tangent(unrepeat, static=("x", "axis"))
 def unrepeat_tangent(y, g, x, repeats, axis=None):
     d[y] = unrepeat(d[g], x, repeats, axis)
 
@@ -429,12 +429,12 @@ def unpad_tangent(y, g, x, pad_width):
     d[y] = unpad(d[g], x, pad_width)
 
 
-@adjoint(untake, static=("x",))
+@adjoint(untake, static=("x", "axis"))
 def untake_adjoint(y, g, x, indices, axis=None):
     d[g] = xp.take(d[y], indices, axis=axis)
 
 
-@tangent(untake, static=("x",))
+@tangent(untake, static=("x", "axis"))
 def untake_tangent(y, g, x, indices, axis=None):
     d[y] = untake(d[g], x, indices, axis)
 
@@ -442,22 +442,22 @@ def untake_tangent(y, g, x, indices, axis=None):
 # joins: the gradient of a join is a list of pieces; the adjoint of splitting is joining
 
 
-@adjoint(unconcatenate, static=("xs",))
+@adjoint(unconcatenate, static=("xs", "axis"))
 def unconcatenate_adjoint(y, g, xs, axis=0):
     d[g] = reconcatenate(d[y], y, axis)
 
 
-@tangent(unconcatenate, static=("xs",))
+@tangent(unconcatenate, static=("xs", "axis"))
 def unconcatenate_tangent(y, g, xs, axis=0):
     d[y] = unconcatenate(d[g], xs, axis)
 
 
-@adjoint(reconcatenate, static=("pieces",))
+@adjoint(reconcatenate, static=("pieces", "axis"))
 def reconcatenate_adjoint(y, gs, pieces, axis=0):
     d[gs] = unconcatenate(d[y], pieces, axis)
 
 
-@tangent(reconcatenate, static=("pieces",))
+@tangent(reconcatenate, static=("pieces", "axis"))
 def reconcatenate_tangent(y, gs, pieces, axis=0):
     d[y] = reconcatenate(d[gs], pieces, axis)
 
@@ -494,12 +494,12 @@ def unstack_tangent(y, g, axis=0):
 
 # (the pieces' gradients may be one array, where generated code made them with zeros_like
 # of the list and updated them by index: their gradient is then that array's form too)
-@adjoint(restack, static=("pieces",))
+@adjoint(restack, static=("pieces", "axis"))
 def restack_adjoint(y, gs, pieces, axis=0):
     d[gs] = relisted_gradient(unstack(d[y], axis), gs)
 
 
-@tangent(restack, static=("pieces",))
+@tangent(restack, static=("pieces", "axis"))
 def restack_tangent(y, gs, pieces, axis=0):
     d[y] = restack(d[gs], pieces, axis)
 
@@ -581,12 +581,12 @@ def grouped_tangent(y, x, axis=None):
     d[y] = grouped(d[x], axis)
 
 
-@adjoint(ungrouped, static=("x",))
+@adjoint(ungrouped, static=("x", "axis"))
 def ungrouped_adjoint(y, g, x, axis=None):
     d[g] = grouped(d[y], axis)
 
 
-@tangent(ungrouped, static=("x",))
+@tangent(ungrouped, static=("x", "axis"))
 def ungrouped_tangent(y, g, x, axis=None):
     d[y] = ungrouped(d[g], x, axis)
 

@@ -480,7 +480,7 @@ def norm_slope_tangent(w, x, ord=None, axis=None, kind="norm"):
 nondifferentiable(singular_weights)
 
 
-@adjoint(singular_slope)
+@adjoint(singular_slope, static=("ord", "axes"))
 def singular_slope_adjoint(w, x, ord, axes):
     g = xp.moveaxis(d[w], axes, (-2, -1))
     u, s, vh = xp.linalg.svd(xp.moveaxis(x, axes, (-2, -1)), full_matrices=False)
@@ -504,7 +504,7 @@ def singular_slope_adjoint(w, x, ord, axes):
     d[x] = xp.moveaxis(out, (-2, -1), axes)
 
 
-@tangent(singular_slope)
+@tangent(singular_slope, static=("ord", "axes"))
 def singular_slope_tangent(w, x, ord, axes):
     g = xp.moveaxis(d[x], axes, (-2, -1))
     u, s, vh = xp.linalg.svd(xp.moveaxis(x, axes, (-2, -1)), full_matrices=False)

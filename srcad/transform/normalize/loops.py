@@ -91,6 +91,17 @@ class _Loops:
             parts = [build.attr(build.load(it.id), p) for p in ("start", "stop", "step")]
             stmt.iter = gast.copy_location(build.call(self.builtin("range"), *parts), it)
             return [stmt]
+        if (
+            fn is builtins.reversed
+            and len(it.args) == 1
+            and isinstance(it.args[0], gast.Name)
+            and it.args[0].id in self.ranges
+        ):
+            # the backward loop of a loop over a range held in a name (``reversed(_t1)``):
+            # the reversed range of its parts, as below
+            held = it.args[0]
+            parts = [build.attr(build.load(held.id), p) for p in ("start", "stop", "step")]
+            it.args[0] = gast.copy_location(build.call(self.builtin("range"), *parts), held)
         if fn is builtins.reversed and len(it.args) == 1 and self.callee(it.args[0]) is range:
             # reversed(range(...)) (as generated backward loops read): the reversed range
             steps = self.namer.fresh_temp("_steps")
@@ -253,7 +264,9 @@ def desugar_loops(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.
 
 
 def _range_names(tree: gast.FunctionDef, source: Source) -> set[str]:
-    """The names ``tree`` binds once, by ``name = range(...)``, and never otherwise."""
+    """The names ``tree`` binds once by ``name = range(...)``, and otherwise only to the
+    value a tape gives back or to the placeholder None (generated code differentiated
+    again records a range held in a name that a loop assigns)."""
     bound: dict[str, int] = {}
     ranges: set[str] = set()
     for stmt in all_statements(tree.body):
@@ -263,18 +276,39 @@ def _range_names(tree: gast.FunctionDef, source: Source) -> set[str]:
             for n in gast.walk(part)
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
         ]
-        for name in stores:
-            bound[name] = bound.get(name, 0) + 1
-        if (
+        single = (
             isinstance(stmt, gast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
+        )
+        if single and (_popped(stmt.value) or _none(stmt.value)):
+            continue
+        for name in stores:
+            bound[name] = bound.get(name, 0) + 1
+        if (
+            single
             and isinstance(stmt.value, gast.Call)
             and source.resolve(stmt.value.func, set()) is builtins.range
         ):
             ranges.add(stmt.targets[0].id)
     params = tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs
     return {n for n in ranges if bound[n] == 1} - {a.id for a in params}
+
+
+def _popped(value: gast.expr) -> bool:
+    """``tape.pop()``."""
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and value.func.attr == "pop"
+        and isinstance(value.func.value, gast.Name)
+        and not value.args
+        and not value.keywords
+    )
+
+
+def _none(value: gast.expr) -> bool:
+    return isinstance(value, gast.Constant) and value.value is None
 
 
 def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source) -> None:
