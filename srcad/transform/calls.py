@@ -275,44 +275,39 @@ class CustomJVPAgain(CustomJVP):
         return _FlatResidualsBackward(unpacked, flat, len(params), len(wrt))
 
 
-class _TupleResultForward:
+class _Kept:
+    """A function srcad made for a custom rule, called from code differentiated again: an
+    object, so that an inliner writing out that code keeps it a call (its tuple results
+    bound to names), whose handles are those of ``fun`` itself (subclasses wrap the
+    reverse-mode one, see ``reverse``)."""
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.__name__ = getattr(fun, "__name__", "fwd")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+    @staticmethod
+    def reverse(handle: CallVJP) -> Any:
+        """The reverse-mode handle generated code calls, around ``fun``'s own."""
+        return handle
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode == "vjp":
+            return _handle_of(self, self.reverse(CallVJP(self.fun, wrt)))
+        return _handle_of(self, CallJVP(self.fun, wrt))
+
+
+class _TupleResultForward(_Kept):
     """The forward function of a custom_jvp function of several parameters in code
     differentiated again: ``fun`` returns ``(value, (a, b))``, which generated code binds
     to two names; in reverse mode its handle takes the residuals' cotangent as one tuple
     (the function itself returns three values: the value, then each parameter)."""
 
-    def __init__(self, fun: Callable) -> None:
-        self.fun = fun
-        self.__name__ = fun.__name__
-        self.__qualname__ = fun.__qualname__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fun(*args, **kwargs)
-
-    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
-        """The handle generated code calls (see srcad.kernels.function)."""
-        if mode == "vjp":
-            return _handle_of(self, TupleResultVJP(CallVJP(self.fun, wrt)))
-        return _handle_of(self, CallJVP(self.fun, wrt))
-
-
-class _Kept:
-    """A function srcad made for a custom rule, called from code differentiated again: an
-    object, so that an inliner writing out that code keeps it a call (its tuple results
-    bound to names), whose handles are those of ``fun`` itself."""
-
-    def __init__(self, fun: Callable) -> None:
-        self.fun = fun
-        self.__name__ = fun.__name__
-        self.__qualname__ = fun.__qualname__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fun(*args, **kwargs)
-
-    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
-        """The handle generated code calls (see srcad.kernels.function)."""
-        handle = CallVJP(self.fun, wrt) if mode == "vjp" else CallJVP(self.fun, wrt)
-        return _handle_of(self, handle)
+    reverse = staticmethod(TupleResultVJP)
 
 
 class _FlatResidualsBackward:
@@ -342,24 +337,12 @@ class _FlatResidualsBackward:
         return _handle_of(self, FlatResidualsVJP(inner, self.count, wrt, self.srcad_results))
 
 
-class _TreeResultForward:
+class _TreeResultForward(_Kept):
     """A custom_vjp ``fwd`` in code differentiated again: it returns ``(out, residuals)``,
     which generated code binds to two names, each perhaps a tuple; in reverse mode its
     handle flattens their cotangents to the leaves the transformed ``fwd`` returns."""
 
-    def __init__(self, fun: Callable) -> None:
-        self.fun = fun
-        self.__name__ = getattr(fun, "__name__", "fwd")
-        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fun(*args, **kwargs)
-
-    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
-        """The handle generated code calls (see srcad.kernels.function)."""
-        if mode == "vjp":
-            return _handle_of(self, TreeResultVJP(CallVJP(self.fun, wrt)))
-        return _handle_of(self, CallJVP(self.fun, wrt))
+    reverse = staticmethod(TreeResultVJP)
 
 
 class _TreeResidualsBackward:

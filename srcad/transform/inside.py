@@ -25,6 +25,7 @@ import numpy as np
 
 from srcad.runtime.calls import Composition, JVPFunction, own_signature
 from srcad.transform.nodes import Transformer
+from srcad.transform.normalize.derivatives import jvp_form
 
 
 def jacobian(fold: Any, node: gast.Call) -> gast.AST:
@@ -234,19 +235,8 @@ def _refuse_options(fold: Any, node: gast.Call, what: str, options: dict, ignore
 
 
 def _jvp_form(fold: Any, node: gast.Call, what: str) -> tuple[Any, list, list]:
-    args = node.args
-    if (
-        len(args) != 3
-        or node.keywords
-        or not all(isinstance(a, gast.Tuple) for a in args[1:])
-        or len(args[1].elts) != len(args[2].elts)
-    ):
-        raise fold.source.error(
-            f"srcad.{what} inside a differentiated function needs the form "
-            f"{what}(f, (x, ...), (v, ...)) with one tangent (or None) per primal",
-            node,
-        )
-    return _function(fold, args[0], what), args[1].elts, args[2].elts
+    primals, tangents = jvp_form(fold.source, node, what)
+    return _function(fold, node.args[0], what), primals, tangents
 
 
 def _function(fold: Any, expr: gast.expr, what: str) -> Any:

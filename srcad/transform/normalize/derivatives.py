@@ -87,17 +87,7 @@ class _Fold(Transformer):
     def jvp(self, node: gast.Call) -> gast.AST:
         """``jvp(f, (x, y), (v, None))`` becomes ``jvp_f(x, y, v)``."""
         args = node.args
-        if (
-            len(args) != 3
-            or node.keywords
-            or not all(isinstance(a, gast.Tuple) for a in args[1:])
-            or len(args[1].elts) != len(args[2].elts)
-        ):
-            raise self.source.error(
-                "srcad.jvp inside a differentiated function needs the form "
-                "jvp(f, (x, ...), (v, ...)) with one tangent (or None) per primal",
-                node,
-            )
+        primals, tangents = jvp_form(self.source, node, "jvp")
         try:
             func = self.constant(args[0])
         except LookupError:
@@ -105,7 +95,6 @@ class _Fold(Transformer):
                 "srcad.jvp inside a differentiated function needs a function defined outside",
                 args[0],
             ) from None
-        primals, tangents = args[1].elts, args[2].elts
         wrt = tuple(
             k
             for k, t in enumerate(tangents)
@@ -132,3 +121,21 @@ class _Fold(Transformer):
         if value is MISSING:
             raise LookupError
         return value
+
+
+def jvp_form(source: Source, node: gast.Call, what: str) -> tuple[list, list]:
+    """The primals and tangents of ``what(f, (x, ...), (v, ...))`` written inside a
+    differentiated function (``jvp``, ``hvp``): one tangent (or None) per primal."""
+    args = node.args
+    if (
+        len(args) != 3
+        or node.keywords
+        or not all(isinstance(a, gast.Tuple) for a in args[1:])
+        or len(args[1].elts) != len(args[2].elts)
+    ):
+        raise source.error(
+            f"srcad.{what} inside a differentiated function needs the form "
+            f"{what}(f, (x, ...), (v, ...)) with one tangent (or None) per primal",
+            node,
+        )
+    return args[1].elts, args[2].elts
