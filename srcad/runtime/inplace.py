@@ -147,8 +147,15 @@ def kept_dtype(value: Any, target: Any) -> Any:
 def restores_in_place(backward: Any) -> bool:
     """Whether the generated ``backward`` puts arrays back in place (:func:`restore`):
     running it changes the arrays of its residuals."""
-    code, names = getattr(backward, "__code__", None), getattr(backward, "__globals__", {})
-    return code is not None and any(names.get(n) is restore for n in code.co_names)
+    known = getattr(backward, "srcad_restores", None)
+    if known is None:
+        code, names = getattr(backward, "__code__", None), getattr(backward, "__globals__", {})
+        known = code is not None and any(names.get(n) is restore for n in code.co_names)
+        try:
+            backward.srcad_restores = known  # (asked on every call of a callee's handle)
+        except AttributeError:
+            pass
+    return known
 
 
 class KeptResiduals:
