@@ -29,6 +29,7 @@ from srcad.transform.calls import (
     CustomVJP,
     LiveSignature,
     call_arguments,
+    calls_tangent_rules,
     own_signature,
     user_callee,
 )
@@ -1110,7 +1111,9 @@ def jvp(
     positional, named = call_arguments(f, values, keywords)
     values = list(positional)
     structures = _structures(values, tuple(wrt))
-    gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures)
+    # (code calling a custom_jvp function's rule with a tuple of tangents: written out)
+    inline = calls_tangent_rules(f)
+    gen = cached(f, tuple(wrt), False, "jvp", has_aux, structures, inline=inline)
     out, tangent_out = gen.function(*_expand(values, structures), *tangent_leaves, **named)
     tangent_out = _unshared(tangent_out, tangent_leaves)
     aux = None

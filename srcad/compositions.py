@@ -16,7 +16,7 @@ import numpy as np
 from srcad import pytree
 from srcad.tracebacks import boundary
 from srcad.transform.cache import cached
-from srcad.transform.calls import call_arguments
+from srcad.transform.calls import call_arguments, calls_tangent_rules, mark_written_again
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Table:
 
         def pair(leaf: Leaf) -> tuple[Any, Any]:
             if leaf.levels not in runs:
-                program = _program(base, leaf.levels)
+                program = _program(base, leaf.levels, again=True)
                 if named:
                     program = functools.partial(program, **named)
                 outs, dots = [], []
@@ -262,11 +262,18 @@ def _stack(parts: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...]
     return api._stack(parts, leading, trailing, columns=True)
 
 
-def _program(base: Callable, levels: tuple[int, ...]) -> Callable:
-    """``P_n``: forward mode over ``base``, once along each of ``levels``."""
+def _program(base: Callable, levels: tuple[int, ...], again: bool = False) -> Callable:
+    """``P_n``: forward mode over ``base``, once along each of ``levels`` (``again``: the
+    last one is differentiated again too)."""
     program = base
-    for k in levels:
-        program = cached(program, (k,), False, "jvp").function
+    for j, k in enumerate(levels):
+        # a level differentiated again has its calls written out (as a gradient
+        # differentiated again has: a custom rule's functions among them), and so has one
+        # of code calling a custom_jvp function's rule with a tuple of tangents
+        if again or j < len(levels) - 1 or calls_tangent_rules(program):
+            program = mark_written_again(cached(program, (k,), False, "jvp", inline=True))
+        else:
+            program = cached(program, (k,), False, "jvp").function
     return program
 
 

@@ -1,6 +1,8 @@
 """Recursion whose depth depends on data (srcad/transform/recursive_calls.py): a function
 returning a tuple, calls passing keywords, at first and second order in both modes, and
-third order; each against central differences of the next-lower derivative."""
+third order (reverse over reverse, then reverse; a tuple's refused by name, as is
+forward mode at second order); each against central differences of the next-lower
+derivative. More third-order checks: tests/test_recursion_third_order.py."""
 
 import re
 import sys
@@ -123,8 +125,9 @@ def _refused(name):
     where = re.escape(f"{__file__}:")
     return pytest.raises(
         srcad.TransformError,
-        match=rf"(?s){name} \({where}\d+\) is a recursion whose depth depends on data.*"
-        "second order only",
+        # (by the recursion's derivative code, or, in forward mode, by its own calls)
+        match=rf"(?s)({name} \({where}\d+\) is a recursion|your function {name}, which .*"
+        rf"calls itself \({where}\d+: recursion) whose depth depends on data.*second order only",
     )
 
 
@@ -135,24 +138,68 @@ def test_jvp_of_hessian_is_refused_by_name(f, args, name):
         check_jvp_of_hessian(f, args)
 
 
-@pytest.mark.parametrize("f, args, name", THIRD, ids=THIRD_IDS)
-def test_reverse_three_times_is_refused_by_name(f, args, name):
-    with _refused(name):
-        check_reverse_three_times(f, args)
+def shrink_of_two(x, y):
+    return shrink(x * y, np.sum(y)) ** 2  # (both parameters differentiated)
+
+
+REVERSE_THREE_TIMES = [
+    *[(f, args) for f, args, name in THIRD if name != "halves"],
+    (shrink_by_int, (X,)),
+    (shrink_of_two, (X, np.array([1.1, 0.9]))),
+]
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    REVERSE_THREE_TIMES,
+    ids=[*(i for i in THIRD_IDS if i != "tuple"), "int-argument", "two-arguments"],
+)
+def test_reverse_three_times(f, args):
+    check_reverse_three_times(f, args)
+
+
+def test_reverse_three_times_of_a_tuple_recursion_is_refused_by_name():
+    with _refused("halves"):
+        check_reverse_three_times(uses_halves, (X,))
 
 
 def scalar_shrink(t):
     return shrink(np.array([t, 0.5 * t]), 2.0)
 
 
-def test_grad_of_grad_of_grad_is_refused_by_name():
-    second = srcad.grad(srcad.grad(scalar_shrink))
-    t = 1.3
+def test_grad_of_grad_of_grad():
     first = srcad.grad(scalar_shrink)
-    expected = (first(t + EPS) - first(t - EPS)) / (2 * EPS)
-    np.testing.assert_allclose(second(t), expected, rtol=1e-6, atol=1e-8)
+    second = srcad.grad(srcad.grad(scalar_shrink))
+    third = srcad.grad(srcad.grad(srcad.grad(scalar_shrink)))
+    for t in (1.3, 4.1):
+        expected = (first(t + EPS) - first(t - EPS)) / (2 * EPS)
+        np.testing.assert_allclose(second(t), expected, rtol=1e-6, atol=1e-8)
+        expected = (second(t + EPS) - second(t - EPS)) / (2 * EPS)
+        np.testing.assert_allclose(third(t), expected, rtol=1e-6, atol=1e-8)
+        assert abs(third(t)) > 1e-2  # (not a zero: the check can fail)
+
+
+def test_a_fourth_derivative_is_refused_by_name():
+    g = srcad.grad
     with _refused("shrink"):
-        srcad.grad(srcad.grad(srcad.grad(scalar_shrink)))(t)
+        g(g(g(g(scalar_shrink))))(1.3)
+
+
+V = np.array([0.3, -0.7])
+
+
+def along_v_of_grad(x):
+    return np.sum(srcad.grad(calls_shrink)(x) * V)
+
+
+def test_jvp_of_grad_of_grad():
+    # forward over reverse over reverse: the third derivative along V, then U
+    u = np.array([-0.4, 0.9])
+    second = srcad.grad(along_v_of_grad)
+    _, third = srcad.jvp(second, (X,), (u,))
+    expected = (second(X + EPS * u) - second(X - EPS * u)) / (2 * EPS)
+    np.testing.assert_allclose(third, expected, rtol=1e-6, atol=1e-8)
+    assert np.max(np.abs(third)) > 1e-2
 
 
 def countdown(x, t):

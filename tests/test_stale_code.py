@@ -442,3 +442,49 @@ def test_the_cache_size_is_checked():
         srcad.set_cache_size(2.5)
     with pytest.raises(ValueError):
         srcad.set_cache_size(0)
+
+
+GLOBAL_FACTOR = """
+import numpy as np
+
+FACTOR = 1.5
+
+
+def plain(t):
+    return np.sin(t) * FACTOR * t
+
+
+def by_factor(x, n):
+    if np.sum(x * x) < 1.0:
+        return np.sum(np.sin(x)) * n * FACTOR
+    return by_factor(x / 2.0, n) * FACTOR + np.sum(x**3) * 0.01
+
+
+def recursive(t):
+    return by_factor(np.array([t, 0.5 * t]) * 4.0, 2.0)
+"""
+
+
+@pytest.mark.parametrize("name", ["plain", "recursive"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: srcad.grad(srcad.grad(f)),
+        lambda f: srcad.grad(srcad.grad(srcad.grad(f))),
+        lambda f: srcad.hessian(f),
+        lambda f: srcad.jacobian(srcad.grad(f)),
+    ],
+    ids=["grad of grad", "grad three times", "hessian", "jacobian of grad"],
+)
+def test_a_held_higher_derivative_sees_a_changed_global(load, name, make):
+    # grad(grad(f)) held across a change of a global f reads kept the old value: the
+    # outer code's snapshot checked the inner derivative's generated code (whose
+    # namespace holds the global as it was), not the inner derivative's own snapshot
+    module = load("global_factor", GLOBAL_FACTOR)
+    f = getattr(module, name)
+    held = make(f)
+    before = held(1.3)
+    module.FACTOR = 2.5
+    now = held(1.3)
+    np.testing.assert_allclose(now, make(f)(1.3), rtol=1e-12)
+    assert not np.allclose(now, before)

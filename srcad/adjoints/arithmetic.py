@@ -72,6 +72,7 @@ def neg(y, x):
     float,
     shape_preserving=True,
     broadcast_transparent=True,
+    takes_lists=True,
 )
 def identity(y, x):
     return 1

@@ -16,14 +16,14 @@ from srcad.runtime.lists import (
 )
 
 
-@adjoint(append)
+@adjoint(append, takes_lists=True)
 def list_append(y, items, value):
     # the last gradient is taken off even when the element is a constant (no ``d[value]``)
     d[value] = element_gradient(d[y], -1, value)
     d[items] = drop_gradient(d[y])
 
 
-@adjoint(Operator("List"))
+@adjoint(Operator("List"), takes_lists=True)
 def list_literal(y, *elements):
     for i, x in enumerate(elements):
         d[x] = element_gradient(d[y], i, x)
@@ -31,47 +31,47 @@ def list_literal(y, *elements):
 
 # (the index is an int, as for arrays: code differentiated again may pop it from a tape
 # that also holds values which vary, and it must not be taken for one of them)
-@adjoint(Operator("ListItem"), static=("index",))
+@adjoint(Operator("ListItem"), static=("index",), takes_lists=True)
 def list_item(y, items, index):
     d[items] = scatter_element(items, index, d[y])
 
 
-@adjoint(Operator("StackList"))
+@adjoint(Operator("StackList"), takes_lists=True)
 def stack_list(y, arrays, axis=0):
     d[arrays] = unstack(d[y], axis)
 
 
-@adjoint(Operator("ConcatenateList"))
+@adjoint(Operator("ConcatenateList"), takes_lists=True)
 def concatenate_list(y, arrays, axis=0):
     d[arrays] = unconcatenate(d[y], arrays, axis)
 
 
-@adjoint(Operator("VStackList"))
+@adjoint(Operator("VStackList"), takes_lists=True)
 def vstack_list(y, tup):
     d[tup] = unjoined(d[y], tup, "vstack")
 
 
-@adjoint(Operator("HStackList"))
+@adjoint(Operator("HStackList"), takes_lists=True)
 def hstack_list(y, tup):
     d[tup] = unjoined(d[y], tup, "hstack")
 
 
-@adjoint(Operator("DStackList"))
+@adjoint(Operator("DStackList"), takes_lists=True)
 def dstack_list(y, tup):
     d[tup] = unjoined(d[y], tup, "dstack")
 
 
-@adjoint(Operator("ColumnStackList"))
+@adjoint(Operator("ColumnStackList"), takes_lists=True)
 def column_stack_list(y, tup):
     d[tup] = unjoined(d[y], tup, "column_stack")
 
 
-@adjoint(builtins.tuple, builtins.list)
+@adjoint(builtins.tuple, builtins.list, takes_lists=True)
 def tuple_of_list(y, items):
     d[items] = list_gradient(d[y], items)
 
 
-@adjoint(builtins.sum)
+@adjoint(builtins.sum, takes_lists=True)
 def builtin_sum(y, items):
     d[items] = unsum(d[y], items)
 

@@ -21,14 +21,14 @@ from srcad.runtime.inplace import scatter, scattered, setitem, surviving, zeroed
 from srcad.runtime.puts import diagonal_positions, flat_positions, put_gathered, put_values
 
 
-@adjoint(GETITEM, static=("index",), moves=True)
+@adjoint(GETITEM, static=("index",), moves=True, scatters=True)
 def getitem(y, x, index):
     dx = xp.zeros_like(x)
     dx[index] = d[y]
     d[x] = dx
 
 
-@adjoint(Operator("SubscriptDynamic"), static=("index",), moves=True)
+@adjoint(Operator("SubscriptDynamic"), static=("index",), moves=True, scatters=True)
 def getitem_dynamic(y, x, index):
     dx = xp.zeros_like(x)
     add_at(dx, index, d[y])

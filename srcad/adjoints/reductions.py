@@ -20,22 +20,24 @@ from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
 
-@linear(np.sum, Method("sum"), changes_shape=True)
+@linear(np.sum, Method("sum"), changes_shape=True, reduces=True)
 def sum(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims)
 
 
-@linear(np.mean, Method("mean"), changes_shape=True)
+@linear(np.mean, Method("mean"), changes_shape=True, reduces=True)
 def mean(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y] / count(x, axis), x, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.prod, Method("prod"), changes_shape=True)
+@adjoint(np.prod, Method("prod"), changes_shape=True, reduces=True)
 def prod(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * prod_others(x, axis)
 
 
-@adjoint(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), changes_shape=True)
+@adjoint(
+    np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), changes_shape=True, reduces=True
+)
 def max(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * extremum_share(x, y, axis, keepdims)
 

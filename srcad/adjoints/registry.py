@@ -100,6 +100,9 @@ class Rule:
     moves: bool = False
     broadcast_transparent: bool = False
     changes_shape: bool = False
+    reduces: bool = False
+    takes_lists: bool = False
+    scatters: bool = False
 
 
 #: The traits a declaration may give its rule (``@adjoint(np.maximum, elementwise=True,
@@ -116,7 +119,17 @@ TRAITS = {
     "reduce it first)",
     "changes_shape": "the result need not have its array operand's shape (reductions, "
     "reshapes, products): an adjoint expression calling it is not elementwise",
+    "reduces": "a reduction of its one array operand over ``axis`` (every axis when None, "
+    "the default): that axis goes (stays with length 1 under ``keepdims``), so a whole-array "
+    "reduction is one number (np.sum, np.max)",
+    "takes_lists": "its template takes an operand that is a list built in the function as "
+    "that list, whose gradient is a list (np.stack's rule for a list, append)",
+    "scatters": "its template writes the incoming gradient into a zero array at ``index`` "
+    "(``x[index]``), so the backward pass may add it into an adjoint it owns in place "
+    "instead (``dx[index] += dy``; with repeats, ``add_at``)",
 }
+#: Traits that are the op's, not its rule's: a rule replacing one for the same op keeps them.
+_OP_TRAITS = ("changes_shape", "reduces")
 
 
 _RULES: dict[Any, Rule] = {}
@@ -201,11 +214,10 @@ def _register(table: dict[Any, Rule], rule: Rule, ops: tuple[Any, ...], safe: bo
         _refusing_complex(rule, _label(ops[0]))
     for op in ops:
         earlier = table.get(_key(op))
-        if earlier is not None and earlier.changes_shape and not rule.changes_shape:
-            # what the op does to shapes is the op's, whoever writes its rule: a rule
-            # replacing np.sum's still makes ``a.sum()`` a call that changes shape
-            rule = dataclasses.replace(rule, changes_shape=True)
-        table[_key(op)] = rule
+        # what the op does to shapes is the op's, whoever writes its rule: a rule
+        # replacing np.sum's still makes ``a.sum()`` a call that changes shape (and reduces)
+        kept = {t: True for t in _OP_TRAITS if getattr(earlier, t, False) and not getattr(rule, t)}
+        table[_key(op)] = dataclasses.replace(rule, **kept) if kept else rule
 
 
 def adjoint(

@@ -184,17 +184,17 @@ def flip(y, x, axis=None):
     d[x] = xp.flip(d[y], axis=axis)
 
 
-@linear(np.roll, moves=True)
+@linear(np.roll, static=("shift", "axis"), moves=True)
 def roll(y, x, shift, axis=None):
     d[x] = xp.roll(d[y], -shift, axis=axis)
 
 
-@linear(np.triu)
+@linear(np.triu, static=("k",))
 def triu(y, x, k=0):
     d[x] = xp.triu(d[y], k)
 
 
-@linear(np.tril)
+@linear(np.tril, static=("k",))
 def tril(y, x, k=0):
     d[x] = xp.tril(d[y], k)
 
@@ -244,7 +244,7 @@ def rot90(y, m, k=1, axes=(0, 1)):
     d[m] = xp.rot90(d[y], -k, axes)
 
 
-@linear(np.rollaxis)
+@linear(np.rollaxis, static=("axis", "start"))
 def rollaxis(y, a, axis, start=0):
     d[a] = xp.moveaxis(d[y], rolled_position(a, axis, start), axis)
 

@@ -709,6 +709,27 @@ class TreeResidualsJVP:
         return TreeResidualsJVP(self.flat, self.wrt, self.check, zero_safe=True)
 
 
+class TangentRuleCall:
+    """A custom_jvp function's call in forward-mode code that is differentiated again:
+    it runs as the first-order handle ``call`` does; ``fun`` is the user's ``jvp`` called
+    with the tangents in full, a function srcad reads, which the next transformation
+    writes out in the code (a tuple of tangents, which only written-out code takes)."""
+
+    def __init__(self, fun: Callable, call: CustomJVPCall, custom: Any) -> None:
+        self.fun = self.func = fun
+        self.call = call
+        #: the custom_jvp function (named by errors)
+        self.srcad_custom = custom
+        self.__name__ = getattr(fun, "__name__", "jvp")
+
+    def __call__(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return self.call(tangents, *args, **kwargs)
+
+    def srcad_function(self) -> Callable:
+        """``fun``, which the next transformation writes out."""
+        return self.fun
+
+
 class Functions:
     """A reverse-mode handle whose ``forward`` and ``backward`` are functions srcad reads
     (code differentiated again calls them, so the next transformation follows them)."""

@@ -82,7 +82,15 @@ def add_gradients(a: Any, b: Any) -> Any:
     n = min(len(a), len(b))
     if any(g is not None for g in [*a[n:], *b[n:]]):
         raise ValueError(f"list gradients of {len(a)} and {len(b)} elements cannot be added")
-    return [y if x is None else x if y is None else x + y for x, y in zip(a, b)]
+    return [y if x is None else x if y is None else _added(x, y) for x, y in zip(a, b)]
+
+
+def _added(x: Any, y: Any) -> Any:
+    """Two elements' gradients added: the gradients of lists inside a list (``[[u, v], w]``)
+    added as lists, not joined."""
+    if isinstance(x, list) or isinstance(y, list):
+        return add_gradients(x, y)
+    return x + y
 
 
 def unsum(g: Any, items: Any) -> Any:

@@ -68,7 +68,7 @@ def zero_like(value: Any) -> Any:
 
 
 class Refused:
-    """A method of a handle that second derivatives' code calls: ``call`` when run; a
+    """A method of a handle that a derivative's code calls: ``call`` when run; a
     TransformError naming the recursion when that code is differentiated again."""
 
     def __init__(self, call: Callable, recursion: Callable) -> None:
@@ -84,10 +84,10 @@ class Refused:
         """(What srcad binds a call's arguments to, before asking for a handle.)"""
 
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
-        """Refused: the code calling it is a second derivative's, differentiated again."""
+        """Refused: the code calling it is a derivative's, differentiated again."""
         code = self.recursion.__code__
         raise TransformError(
-            f"a third derivative of {self.recursion.__qualname__} is not supported: "
+            f"a further derivative of {self.recursion.__qualname__} is not supported here: "
             + not_again_reason(self.recursion),
             filename=code.co_filename,
             lineno=code.co_firstlineno,
@@ -100,6 +100,8 @@ def not_again_reason(recursion: Callable) -> str:
     return (
         f"{recursion.__qualname__} ({code.co_filename}:{code.co_firstlineno}) is a recursion "
         "whose depth depends on data (not decided by constant arguments of the call), "
-        "which srcad differentiates to second order only; write the depth as a constant "
-        "argument, or the recursion as a loop"
+        "which srcad differentiates to second order only, or to third order where it returns "
+        "one value (not a tuple) and the second derivative is reverse over reverse (grad of "
+        "grad, then grad or jvp of that; not jvp of a hessian, or of a jvp); write the depth "
+        "as a constant argument, or the recursion as a loop"
     )

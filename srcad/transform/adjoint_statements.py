@@ -14,7 +14,7 @@ import copy
 import gast
 import numpy as np
 
-from srcad.adjoints.registry import Method, lookup
+from srcad.adjoints.registry import GETITEM, Method, Operator, lookup
 from srcad.runtime import accumulate
 from srcad.transform import build
 from srcad.transform.analyses.masking import is_elementwise, keeps_zeros
@@ -33,12 +33,15 @@ from srcad.transform.templates import (
     stored_params,
 )
 
-#: Rules that take a list built in the function as a list (its gradient is a list).
-_LIST_AWARE = {
-    "list_append", "list_literal", "list_item", "stack_list", "concatenate_list",
-    "vstack_list", "hstack_list", "dstack_list", "column_stack_list", "tuple_of_list",
-    "builtin_sum", "identity",
-}  # fmt: skip
+#: the ops ``a + b``, ``a - b``, ``a * b``, ``a / b`` (operators and NumPy's functions), by
+#: key: what they are, whatever a rule for them is called (a user's rule named ``add`` is
+#: none of them)
+ARITHMETIC = frozenset(
+    {Operator("Add"), Operator("Sub"), Operator("Mult"), Operator("Div")}
+    | {np.add, np.subtract, np.multiply, np.divide}
+)
+#: ``x * x``
+_SQUARE = Operator("Square")
 
 
 class RuleAdjoints:
@@ -58,7 +61,7 @@ class RuleAdjoints:
             return []  # e.g. an output that does not depend on what is differentiated
         rule = op.rule
         bound = rule_operands(rule, op, source, where)
-        if rule.name not in _LIST_AWARE:
+        if not rule.takes_lists:  # a list built in the function reaches only rules for lists
             for node in bound.values():
                 if isinstance(node, gast.Name) and node.id in source.lists:
                     if getattr(op.callee, "__module__", "").startswith("srcad.runtime"):
@@ -111,7 +114,7 @@ class RuleAdjoints:
         reader = _ReadAdjoints(self, build.load(name))
         uniform = self.uniform.get(name)
         if uniform is not None and not self.is_loose(name):
-            if _keeps_shape(rule, op) or self.operands_keep_shape(rule, op, name):
+            if keeps_shape(rule, op) or self.operands_keep_shape(rule, op, name):
                 reader.uniform = {name: uniform[0]}
         if name in operand_names(stmt.value):
             # the op reads the name it assigns (only after unpacking or in odd user code):
@@ -132,7 +135,7 @@ class RuleAdjoints:
                 # (the reader rewrites in place: a fallback below reads the template again)
                 value = reader.visit(copy.deepcopy(tvalue))
                 spread = None
-                if reader.used_uniform and not _elementwise_in(value, operand_names(stmt.value)):
+                if reader.used_uniform and not elementwise_in(value, operand_names(stmt.value)):
                     spread = self.spread_uniform(dest, value, name)
                     if spread is None:
                         # the number alone would lose the shape: read the broadcast adjoint
@@ -188,7 +191,7 @@ class RuleAdjoints:
         """Whether ``name = a op b`` is elementwise with both operands certainly of the
         result's shape (the facts of specialized code prove it for ``x * y`` of two 1-d
         arrays without length-1 axes)."""
-        if rule.name not in ("add", "sub", "mul", "truediv"):
+        if op.key not in ARITHMETIC:
             return False
         return all(isinstance(a, gast.Name) and self.operand_shaped(a.id, name) for a in op.args)
 
@@ -218,7 +221,7 @@ class RuleAdjoints:
             if isinstance(node, gast.Name):
                 if node.id not in seed:
                     return None
-            elif not isinstance(node, _NUMBER_PARTS):
+            elif not isinstance(node, NUMBER_PARTS):
                 return None
         operand = dest.slice.id
         if not self.operand_shaped(operand, name):
@@ -261,7 +264,7 @@ class RuleAdjoints:
 
     def scatter_in_place(self, rule, op, name: str, bound: dict) -> list[gast.stmt] | None:
         """``dx[i] += dy`` into an adjoint this code owns, instead of a new zero array."""
-        if rule.name not in ("getitem", "getitem_dynamic"):
+        if not rule.scatters:
             return None
         source = op.args[0]
         if not isinstance(source, gast.Name):
@@ -281,7 +284,7 @@ class RuleAdjoints:
         g = build.load(self.adj(name))
         dx = self.adj(x)
         index = clone(bound["index"])
-        if rule.name == "getitem":
+        if op.key == GETITEM:  # constant indices and slices: no element twice
             part = gast.Subscript(value=build.load(dx), slice=index, ctx=gast.Load())
             target = gast.Subscript(value=build.load(dx), slice=clone(index), ctx=gast.Store())
             stmt = gast.Assign(
@@ -414,7 +417,7 @@ class _ReadAdjoints(Transformer):
 
 
 #: what an expression of numbers is made of (with names of numbers)
-_NUMBER_PARTS = (gast.Constant, gast.UnaryOp, gast.BinOp, gast.operator, gast.unaryop, gast.Load)
+NUMBER_PARTS = (gast.Constant, gast.UnaryOp, gast.BinOp, gast.operator, gast.unaryop, gast.Load)
 
 
 def multiple_results(stmt: gast.Assign, ctx: Context) -> bool:
@@ -431,13 +434,13 @@ def _changes_shape(attr: str) -> bool:
     return any(rule is not None and rule.changes_shape for rule in rules)
 
 
-def _keeps_shape(rule, op) -> bool:
+def keeps_shape(rule, op) -> bool:
     """Whether ``name = op(...)`` has its operand's shape exactly: ``x * x``, or a
     one-argument elementwise function."""
-    return rule.name == "mul_self" or (rule.shape_preserving and len(op.args) == 1)
+    return op.key == _SQUARE or (rule.shape_preserving and len(op.args) == 1)
 
 
-def _elementwise_in(value: gast.expr, operands: set[str]) -> bool:
+def elementwise_in(value: gast.expr, operands: set[str]) -> bool:
     """Whether ``value`` is an elementwise expression that reads one of ``operands`` (so it
     has their shape) and nothing that reduces or reshapes."""
     found = False

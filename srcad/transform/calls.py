@@ -33,6 +33,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     LiveSignature,
     MethodJVP,
     MethodVJP,
+    TangentRuleCall,
     TreeResidualsJVP,
     TreeResidualsVJP,
     TreeResultVJP,
@@ -42,6 +43,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     positional,
 )
 from srcad.runtime.tangents import zero_tangent
+from srcad.transform.custom_residuals import residuals_refused
 from srcad.transform.libraries import is_library_function
 
 P = ParamSpec("P")
@@ -95,17 +97,19 @@ class CustomVJPAgain(CustomVJP):
         return _made_for(self.custom, forward), _made_for(self.custom, backward)
 
     def backward_for(
-        self, wrt: tuple[int, ...], outputs: int = 1, residuals: Any = None
+        self, wrt: tuple[int, ...], outputs: int = 1, residuals: Any = None, out: bool = False
     ) -> Callable:
         """``def bwd_wrt(residuals, g): c0, c1 = bwd(residuals, g); return (c1,)``: the
         user's ``bwd`` picked for ``wrt``, a function srcad reads (one cotangent per
         positional parameter of ``fun``, checked as the first-order handle does). For a
         ``fun`` unpacked into ``outputs`` names it takes one cotangent each (``g0, g1``)
         and hands ``bwd`` their tuple. Given the residuals' pytree structure, it takes
-        them leaf by leaf (``def bwd_wrt_flat(r0, r1, g)``) and hands ``bwd`` the tree."""
+        them leaf by leaf (``def bwd_wrt_flat(r0, r1, g)``) and hands ``bwd`` the tree.
+        ``out``: for code writing it out (from the third derivative on), which passes
+        displays: ``bwd`` is called with ``(g0, g1)`` itself."""
         from srcad.callables import known_caller, new_caller
 
-        key = ("custom_vjp backward", id(self.bwd), id(self.fun), wrt, outputs, residuals)
+        key = ("custom_vjp backward", id(self.bwd), id(self.fun), wrt, outputs, residuals, out)
         found = known_caller(key, self.bwd)
         if found is not None:
             return found
@@ -123,12 +127,14 @@ class CustomVJPAgain(CustomVJP):
             taken = [f"r{k}" for k in range(pytree.count(residuals))]
             structures += ((0, residuals),)
             name += "_flat"
-        if outputs != 1:
+        if outputs != 1 and not out:
             # the cotangents passed leaf by leaf and made their tuple for ``bwd`` (a tuple
             # display as an argument would carry no derivative)
             structures += ((1, pytree.flatten(tuple(range(outputs)))[1]),)
         callee: Any = FlatCall(self.bwd, structures, 2) if structures else self.bwd
         call = f"__srcad_callee__({', '.join([*taken, *given])})"
+        if outputs != 1 and out:
+            call = f"__srcad_callee__({', '.join(taken)}, ({', '.join(given)},))"
         if count == 1:  # (not ``c0, = c``, which forward mode reads as one value)
             lines = [
                 f"c = {call}",
@@ -136,6 +142,17 @@ class CustomVJPAgain(CustomVJP):
                 f"    raise TypeError({message!r})",
             ]
             picked = "c[0]"
+        elif out:
+            # written out, nothing runs it first: the tuple checked here (unpacking an
+            # array would take its rows)
+            names = [f"c{k}" for k in range(count)]
+            lines = [
+                f"c = {call}",
+                f"if not isinstance(c, tuple) or len(c) != {count}:",
+                f"    raise TypeError({message!r})",
+                f"{', '.join(names)} = c",
+            ]
+            picked = ", ".join(names[k] for k in wrt)
         else:
             # unpacked in the call itself: one name per value ``bwd`` returns, which the
             # next transformation checks against what it returns (the tuple's type is
@@ -180,6 +197,42 @@ class CustomJVPAgain(CustomJVP):
         super().__init__(custom.fun)
         self.custom = custom
         self.jvp = custom.jvp
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls: a :class:`CustomJVPCall` (reverse mode: the
+        functions of :meth:`call_functions`); in forward mode one whose call the next
+        transformation reads as :meth:`tangent_function` (the user's ``jvp``)."""
+        call = CustomJVPCall(self, wrt)
+        if mode == "vjp":
+            return call
+        return TangentRuleCall(self.tangent_function(wrt), call, self.custom)
+
+    def tangent_function(self, wrt: tuple[int, ...]) -> Callable:
+        """``def f_tangent(tangents, a, b): return jvp((a, b), (tangents[0], zero_tangent(b)))``
+        for ``wrt == (0,)``: how forward-mode code calls the rule (``tangents`` holds those
+        of the parameters ``wrt``), as a function srcad reads."""
+        from srcad.callables import known_caller, new_caller
+
+        key = ("custom_jvp tangent", id(self.custom), id(self.jvp), wrt)
+        params = positional(self.fun)
+        found = known_caller(key, self.jvp)
+        if found is None:
+            name = self._names()[0]
+            given = "tangents"
+            while given in params:
+                given = "_" + given
+            picked = dict(zip(wrt, range(len(wrt))))
+            tangents = [
+                f"{given}[{picked[k]}]" if k in picked else f"zero_tangent({p})"
+                for k, p in enumerate(params)
+            ]
+            scope = {"__srcad_callee__": self.jvp, "zero_tangent": zero_tangent}
+            call = f"__srcad_callee__(({', '.join(params)},), ({', '.join(tangents)},))"
+            found = new_caller(
+                key, self.jvp, f"{name}_tangent", ", ".join([given, *params]), call, scope
+            )
+        found.__defaults__ = self.fun.__defaults__  # (as they are now)
+        return found
 
     def call_functions(self, wrt: tuple[int, ...]) -> tuple[Callable, Callable]:
         """The forward and backward functions its :class:`CustomJVPCall` calls for ``wrt``."""
@@ -248,7 +301,7 @@ class CustomJVPAgain(CustomJVP):
         names = ["c"] if len(wrt) == 1 else [f"c{k}" for k in range(len(wrt))]
         lines.append(f"{', '.join(names)} = __srcad_grad__({', '.join([*params, *tangents, 'g'])})")
         result = f"({', '.join(names)},)"
-        gradient = grad(dot, wrt=picked[0] if len(picked) == 1 else picked)
+        gradient = _WrittenAgain(grad(dot, wrt=picked[0] if len(picked) == 1 else picked))
         scope = {"__srcad_grad__": gradient, "zero_tangent": zero_tangent}
         if len(params) == 1:
             found = known_caller(key, self.jvp)
@@ -275,6 +328,25 @@ class CustomJVPAgain(CustomJVP):
         return _FlatResidualsBackward(unpacked, flat, len(params), len(wrt))
 
 
+class _WrittenAgain:
+    """A derivative srcad made (``derivative``) of a function that calls the user's rule
+    with tuples of primals and tangents, which only code written out takes: called, it
+    runs its code generated to be differentiated again (a custom_jvp function's
+    transposed rule runs it when its backward pass runs); the next transformation
+    writes that code out."""
+
+    def __init__(self, derivative: Any) -> None:
+        self.derivative = derivative
+        self.__name__ = getattr(derivative, "__name__", "gradient")
+
+    def srcad_function(self) -> Callable:
+        """The generated code (see ``Derivative.srcad_function``)."""
+        return self.derivative.srcad_function()
+
+    def __call__(self, *args: Any) -> Any:
+        return self.derivative.srcad_function()(*args)
+
+
 class _Kept:
     """A function srcad made for a custom rule, called from code differentiated again: an
     object, so that an inliner writing out that code keeps it a call (its tuple results
@@ -288,6 +360,10 @@ class _Kept:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fun(*args, **kwargs)
+
+    def srcad_function(self) -> Callable:
+        """``fun``, which code differentiated again (third order on) writes out."""
+        return self.fun
 
     @staticmethod
     def reverse(handle: CallVJP) -> Any:
@@ -328,6 +404,10 @@ class _FlatResidualsBackward:
     def __call__(self, residuals: Any, g: Any) -> Any:
         return self.fun(residuals, g)
 
+    def srcad_function(self) -> Callable:
+        """``fun``, which code differentiated again (third order on) writes out."""
+        return self.fun
+
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
         """The handle generated code calls (see srcad.kernels.function)."""
         if mode != "vjp":
@@ -343,6 +423,14 @@ class _TreeResultForward(_Kept):
     handle flattens their cotangents to the leaves the transformed ``fwd`` returns."""
 
     reverse = staticmethod(TreeResultVJP)
+
+    def srcad_function(self) -> Callable:
+        """``fwd`` itself, when the code differentiating it again can write it out: not
+        for residuals holding a dict or list (a TypeError, which leaves it a call)."""
+        reason = residuals_refused(self.fun)
+        if reason is not None:
+            raise TypeError(reason)
+        return self.fun
 
 
 class _TreeResidualsBackward:
@@ -364,6 +452,10 @@ class _TreeResidualsBackward:
 
     def __call__(self, residuals: Any, *cotangents: Any) -> Any:
         return self.call.backward(residuals, *cotangents)
+
+    def srcad_function(self) -> Callable:
+        """``bwd`` picked for the parameters, as code writing it out calls it."""
+        return self.custom.backward_for(self.wrt, self.outputs, out=True)
 
     def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
         """The handle generated code calls (see srcad.kernels.function)."""
@@ -484,7 +576,7 @@ def generated_call(obj: Any) -> str | None:
 
 def _is_handle(obj: Any) -> bool:
     """Whether generated code calls ``obj`` itself as a forward-mode handle."""
-    return isinstance(obj, (CallJVP, TreeResidualsJVP))
+    return isinstance(obj, (CallJVP, TreeResidualsJVP, TangentRuleCall))
 
 
 #: why generated code's handling of a list gradient cannot be differentiated again
@@ -511,15 +603,29 @@ def missing_rule_hint(callee: Any) -> str:
         or getattr(getattr(handle, "inner", None), "srcad_custom", None)
         or getattr(func, "__srcad_custom__", None)
     )
+    reason = not_inlined_reason(func) if inspect.isfunction(func) else None
+    if reason is not None and reason.startswith("it calls itself") and _positional_only(func):
+        # a recursion differentiated again through its RecursiveCall: what it allows
+        from srcad.runtime.recursive_handles import not_again_reason
+
+        reason = not_again_reason(func)
     if again is not None:
         kind = "custom_jvp" if isinstance(again, CustomJVP) else "custom_vjp"
+        if kind == "custom_vjp" and inspect.isfunction(again.fwd):
+            reason = residuals_refused(again.fwd) or reason
+        why = f" because {reason}" if reason else ""
+        need = (
+            "; a custom_vjp's residuals must be arrays, numbers and tuples of them"
+            if kind == "custom_vjp"
+            else ""
+        )
         return (
             f" (this is generated code calling your function "
             f"{getattr(again, '__name__', name)}, a {kind} function, through its rule: a "
-            "third derivative through a srcad.custom_jvp or srcad.custom_vjp function is "
-            "not supported yet; srcad.checkpoint functions and plain helpers work)"
+            "third derivative through it differentiates the rule's Python functions, "
+            f"written out in the code differentiated again, which srcad could not do{why}"
+            f"{need})"
         )
-    reason = not_inlined_reason(func) if inspect.isfunction(func) else None
     custom = getattr(handle, "custom", None)
     if isinstance(custom, (CustomJVP, CustomVJP)):
         name = getattr(custom, "__name__", name)
@@ -543,6 +649,12 @@ def missing_rule_hint(callee: Any) -> str:
     )
 
 
+def _positional_only(func: Callable) -> bool:
+    """Whether ``func`` has positional parameters alone (no stars, no keyword-only ones)."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return all(p.kind in kinds for p in own_signature(func).parameters.values())
+
+
 class _Transformer:
     """What the run-time handles (srcad/runtime/calls.py) ask of the transformer."""
 
@@ -557,7 +669,8 @@ class _Transformer:
     ) -> Any:
         from srcad.transform.cache import cached
 
-        return cached(func, wrt, False, mode, False, structures, masked=masked)
+        inline = calls_tangent_rules(func)
+        return cached(func, wrt, False, mode, False, structures, masked=masked, inline=inline)
 
     def method(self, obj: Any, name: str, where: tuple) -> Callable:
         return _method(obj, name, where)
@@ -567,8 +680,26 @@ class _Transformer:
         from srcad.transform.cache import cached
 
         gen = cached(_plain(func), wrt, False, "jvp", inline=True)
-        gen.function.__srcad_snapshot__ = gen.snapshot  # (see Derivative.srcad_function)
-        return gen.function
+        return mark_written_again(gen)
+
+
+def mark_written_again(gen: Any) -> Callable:
+    """The function of ``gen``, code generated with its calls written out to be
+    differentiated again, marked so (:func:`calls_tangent_rules` reads it; the inliner
+    records the snapshot it carries for the caller's, see Derivative.srcad_function)."""
+    gen.function.__srcad_snapshot__ = gen.snapshot
+    return gen.function
+
+
+def calls_tangent_rules(func: Any) -> bool:
+    """Whether ``func`` is forward-mode code generated to be differentiated again that
+    calls a custom_jvp function's rule (a :class:`TangentRuleCall`, given a tuple of
+    tangents, which only code writing the call out takes): what differentiates it must
+    write out its calls."""
+    if getattr(func, "__srcad_snapshot__", None) is None:
+        return False
+    values = getattr(func, "__globals__", {}).values()
+    return any(isinstance(v, TangentRuleCall) for v in values)
 
 
 runtime_calls.install(_Transformer())

@@ -2,15 +2,18 @@
 
 Each function is a template that :func:`srcad.transform.templates.fill` instantiates: a
 parameter standing alone as a statement (``body``) is a list of statements spliced in, any
-other parameter an expression (a ``str`` is a name), and the builtins they call are bound
-in the generated function's globals. A template of one ``return`` is an expression.
-srcad/transform/reverse_control.py says when each is used (forward.py uses the tapes');
-templates are parsed, never run.
+other parameter an expression (a ``str`` is a name), and the builtins and runtime helpers
+they call are bound in the generated function's globals. A template of one ``return`` is
+an expression. srcad/transform/reverse_control.py says when each is used (reverse.py uses
+the recording of overwritten values, forward.py the tapes'); templates are parsed, never
+run.
 """
 
 # (a parameter standing alone, B018 to ruff, is where its statements go; a loop's target
 # and a flag are names the code generated reads, B007 and F841)
 # ruff: noqa: B018, B007, F841
+
+from srcad.runtime.inplace import restore, saved
 
 # ---- the primal code: loops that count the turns they ran
 
@@ -84,3 +87,16 @@ def pop_into(name, tape):
 
 def popped(tape):
     return tape.pop()
+
+
+# ---- values a loop or branch overwrites that the backward code reads: pushed before the
+# assignment (push above), popped back just after its adjoint (pop_into above); an array
+# updated in place saves only the part the update overwrites, and puts it back
+
+
+def push_saved(tape, array, index):
+    tape.push(saved(array, index))
+
+
+def restore_popped(tape, array, index):
+    restore(array, index, tape.pop())

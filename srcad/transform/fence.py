@@ -41,10 +41,15 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     args = tree.args
     if args.vararg:  # (called with a count, it is a tuple parameter by now)
         raise source.error("a '*args' parameter is not supported here", tree)
+    unpacked = _assigned_stars(tree)  # ``a, *rest = xs``: normalize/unpacking.py's
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
-            if isinstance(node, gast.Starred) and isinstance(node.ctx, gast.Store):
+            if (
+                isinstance(node, gast.Starred)
+                and isinstance(node.ctx, gast.Store)
+                and id(node) not in unpacked
+            ):
                 message = (
                     "starred unpacking ('a, *rest = x') is not supported; index and slice "
                     "instead ('a = x[0]; rest = x[1:]')"
@@ -55,6 +60,24 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params))
     return tree
+
+
+def _assigned_stars(tree: gast.FunctionDef) -> set[int]:
+    """The ``*rest`` of assignments' targets (at any depth of nested tuples), by ``id``."""
+    found: set[int] = set()
+
+    def visit(target: gast.expr) -> None:
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for elt in target.elts:
+                if isinstance(elt, gast.Starred) and isinstance(elt.value, gast.Name):
+                    found.add(id(elt))
+                else:
+                    visit(elt)
+
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            visit(node.targets[0])
+    return found
 
 
 def _check_node(node: gast.AST, source: Source) -> None:

@@ -75,7 +75,9 @@ def package(
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     output = ret.value.id
     returned = getanno(tree, "outputs")
-    grads, finish = _gradients(sweep, wrt, again)
+    # (a vjp's gradients go to generated code, never to the user: nothing to fit, and its
+    # backward function does not hold the parameters)
+    grads, finish = _gradients(sweep, wrt, again and mode != "vjp")
     prologue = _prologue(sweep, body, params, inputs)
     # arrays the backward pass restores in place (their memory, under any name)
     restored = set().union(*groups.values()) if sweep.pushes else set()

@@ -174,6 +174,9 @@ def transform(
     functions = result if isinstance(result, list) else [result]
     texts = []
     reads = [entry for entries in source.reads.values() for entry in entries]
+    inner = getattr(func, "__srcad_snapshot__", None)
+    if inner is not None:  # a derivative's code differentiated again: still current too
+        reads.append((inner, "", inner))
     for function in functions:
         optimize(function, namer)
         restore_try(function, getanno(tree, "attempted"), namer)

@@ -12,9 +12,13 @@ calls of the :class:`RecursiveCall`: each level is differentiated in turn, recom
 the levels below it (work quadratic in the depth). Calls may pass parameters by keyword
 or leave them to their defaults (the forward function has the function's parameters).
 
-This reaches second order only. The second derivative's code calls these functions
-through handles srcad cannot differentiate again; a third derivative is refused, naming
-the recursion (srcad.runtime.recursive_handles.not_again_reason).
+For a function returning one value the backward function is a :class:`RecursionBackward`,
+whose reverse-mode handle is built the same way from it (its residuals passed one by one):
+so the second derivative's code, reverse over reverse, is differentiated once more, in
+either mode (a third derivative). Forward mode at second order calls the recursion's own
+forward-mode derivative, the next level's backward is called as it is, and a tuple
+result's forward function goes through :class:`TupleForwardVJP`: what differentiates those
+again is refused, naming the recursion (srcad.runtime.recursive_handles.not_again_reason).
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ class RecursiveCall:
         self.fun = fun
         self.outputs = outputs
         self.packed = packed
+        #: what the forward function calls: ``fun``, or the object whose calls stay calls
+        #: where code calling the forward function is written out (see RecursionBackward)
+        self.callee: Any = fun
+        #: the user's recursive function (``fun`` itself, or the one ``fun`` is srcad's
+        #: derivative code for): what refusals name
+        self.recursion: Callable = recursion_of(fun) or fun
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -55,16 +65,46 @@ class RecursiveCall:
         """What generated code calls: in reverse mode ``forward`` and ``backward`` are
         Python functions srcad reads; forward mode calls the function's own derivative."""
         if mode != "vjp":
-            return CallJVP(self.fun, wrt)
+            return CallJVP(self.calling_function(), wrt)
         forward: Any = self.forward_function()
         if self.packed:
-            forward = _TupleForward(forward, self.fun)
-        return Functions(forward, self.backward_for(wrt), self.outputs)
+            forward = _TupleForward(forward, self.recursion)
+        backward: Any = self.backward_for(wrt)
+        count = len(own_signature(self.fun).parameters)
+        if self.again():
+            flat = self.backward_for(wrt, flat=True) if count > 1 else None
+            backward = RecursionBackward(backward, self.recursion, len(wrt), flat, count)
+        else:  # (an object all the same: code calling it, written out, keeps it a call)
+            backward = RecursionBackward(backward, self.recursion, len(wrt), again=False)
+        return Functions(forward, backward, self.outputs)
+
+    def again(self) -> bool:
+        """Whether the backward function's own calls get handles srcad differentiates
+        again (a third derivative): for the user's function returning one value. The
+        next level's (the backward function's own backward) is called as it is."""
+        return recursion_of(self.fun) is None and not self.packed
 
     def _names(self) -> tuple[str, list[str]]:
         name = self.fun.__name__
         count = len(own_signature(self.fun).parameters)
         return (name if name.isidentifier() else "f"), [f"p{k}" for k in range(count)]
+
+    def calling_function(self) -> Callable:
+        """``def f(x, n=2): return f(x, n)``, marked as srcad's code for the recursion: what
+        forward mode differentiates (code calling it differentiated again is refused,
+        naming the recursion)."""
+        from srcad.callables import known_caller, new_caller
+
+        key = ("recursion call", id(self.fun))
+        found = known_caller(key, self.fun)
+        if found is None:
+            name = self._names()[0]
+            args = ", ".join(own_signature(self.fun).parameters)
+            scope = {"__srcad_callee__": self.fun}
+            found = new_caller(key, self.fun, name, args, f"__srcad_callee__({args})", scope)
+            found.srcad_recursion = self.recursion  # type: ignore[attr-defined]
+        found.__defaults__ = self.fun.__defaults__  # (as they are now)
+        return found
 
     def forward_function(self) -> Callable:
         """``def f_forward(x, n=2): residuals = [x, n]; return f(x, n), residuals`` (one
@@ -72,7 +112,7 @@ class RecursiveCall:
         function's own parameters and defaults, for calls passing keywords."""
         from srcad.callables import known_caller, new_caller
 
-        key = ("recursion forward", id(self.fun), self.outputs, self.packed)
+        key = ("recursion forward", id(self.fun), id(self.callee), self.outputs, self.packed)
         found = known_caller(key, self.fun)
         if found is None:
             name = self._names()[0]
@@ -83,41 +123,50 @@ class RecursiveCall:
             value = f"__srcad_callee__({args}), {kept}"
             if self.packed:  # (unpacked: the next order differentiates each name)
                 values = [_fresh(f"v{k}", {*params, kept}) for k in range(self.outputs)]
-                lines.append(f"{', '.join(values)} = __srcad_callee__({args})")
-                value = f"({', '.join(values)}), {kept}"
-            scope = {"__srcad_callee__": self.fun}
+                lines.append(f"{', '.join(values)}, = __srcad_callee__({args})")
+                value = f"({', '.join(values)},), {kept}"
+            scope = {"__srcad_callee__": self.callee}
             found = new_caller(key, self.fun, f"{name}_forward", args, value, scope, lines)
-            found.srcad_recursion = self.fun  # type: ignore[attr-defined]
+            found.srcad_recursion = self.recursion  # type: ignore[attr-defined]
         found.__defaults__ = self.fun.__defaults__  # (as they are now)
         return found
 
-    def backward_for(self, wrt: tuple[int, ...]) -> Callable:
+    def backward_for(self, wrt: tuple[int, ...], flat: bool = False) -> Callable:
         """``def f_backward(residuals, g)``: the cotangents of the parameters ``wrt``, as
-        ``srcad.grad`` of :meth:`dot_function` (one cotangent ``g`` per value unpacked)."""
+        ``srcad.grad`` of :meth:`dot_function` (one cotangent ``g`` per value unpacked);
+        ``flat``: ``def f_backward_flat(p0, p1, g)``, the residuals one by one."""
         from srcad.api import grad
         from srcad.callables import known_caller, new_caller
 
-        key = ("recursion backward", id(self.fun), wrt, self.outputs, self.packed)
+        key = ("recursion backward", id(self.fun), wrt, self.outputs, self.packed, flat)
         found = known_caller(key, self.fun)
         dot = self.dot_function()
         if found is not None and getattr(found, "srcad_dot", None) is dot:
             return found
         name, params = self._names()
         given = [f"g{k}" for k in range(self.outputs)] if self.packed else ["g"]
-        gradient = grad(dot, wrt=wrt[0] if len(wrt) == 1 else wrt)
+        gradient: Any = grad(dot, wrt=wrt[0] if len(wrt) == 1 else wrt)
+        if recursion_of(self.fun) is not None:
+            # srcad's own function (a third derivative's): its generated gradient, called
+            # as it is, since its residuals may hold integers (which srcad.grad refuses to
+            # differentiate; their cotangents go nowhere)
+            gradient = _GradientCode(gradient)
         lines = [f"{p} = residual(residuals, {k})" for k, p in enumerate(params)]
         if len(params) == 1:
             lines = [f"{params[0]} = residuals"]
+        if flat:
+            lines = []
         # (unpacked where it is called: the next order differentiates each name)
         names = ["c"] if len(wrt) == 1 else [f"c{k}" for k in range(len(wrt))]
         lines.append(f"{', '.join(names)} = __srcad_grad__({', '.join([*params, *given])})")
         result = f"({', '.join(names)},)"
         scope = {"__srcad_grad__": gradient, "residual": residual}
+        taken = params if flat else ["residuals"]
         found = new_caller(
-            key, self.fun, f"{name}_backward", ", ".join(["residuals", *given]), result, scope,
-            lines,
+            key, self.fun, f"{name}_backward" + ("_flat" if flat else ""),
+            ", ".join([*taken, *given]), result, scope, lines,
         )  # fmt: skip
-        found.srcad_recursion = self.fun  # type: ignore[attr-defined]
+        found.srcad_recursion = self.recursion  # type: ignore[attr-defined]
         found.srcad_dot = dot  # type: ignore[attr-defined]
         if len(wrt) > 1:
             # how many values it returns (``_grads[1]`` of its call: one name each)
@@ -167,12 +216,139 @@ class RecursiveCall:
         # what the copy read of the function's module and cells, as it was: a change makes
         # a new copy (the copy's globals are its own dict)
         found.__srcad_read__ = _reads(self.fun)
-        found.srcad_recursion = self.fun
+        found.srcad_recursion = self.recursion
         _DOTS[key] = found
         return found
 
     def __repr__(self) -> str:
         return f"<srcad.RecursiveCall of {self.fun.__qualname__}>"
+
+
+class RecursionBackward:
+    """The backward function of a :class:`RecursiveCall` (``fun(residuals, g)``, which
+    returns a tuple of cotangents), called from code differentiated again: an object, so
+    that an inliner writing out that code keeps it a call. In reverse mode its handle is
+    that of ``fun``'s own :class:`RecursiveCall` (one level of it written out, its calls
+    of the recursion's functions calls again), so that the code of a second derivative
+    is differentiated again; for a function of several parameters, through ``flat``
+    (``fun`` taking the ``count`` residuals one by one: no list to differentiate) and
+    functions that pass them one by one. Not ``again``: the handles of ``fun`` itself."""
+
+    def __init__(
+        self,
+        fun: Callable,
+        recursion: Callable,
+        results: int | None,
+        flat: Callable | None = None,
+        count: int = 1,
+        again: bool = True,
+    ) -> None:
+        self.fun = fun
+        self.recursion = recursion
+        self.flat = flat
+        self.count = count
+        self.again = again
+        self.__name__ = fun.__name__
+        self.__qualname__ = fun.__qualname__
+        #: how many cotangents it returns: its calls unpack them into as many names
+        #: (normalize/unpacking.py), whose own cotangents come one by one (one a list's,
+        #: one an array's, or a zero)
+        if results is not None:
+            self.srcad_results = results
+        self._calls: dict[bool, RecursiveCall] = {}
+        self._flat_handles: dict[tuple[int, ...], Functions] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
+
+    def srcad_handle(self, mode: str, wrt: tuple[int, ...]) -> Any:
+        """The handle generated code calls (see srcad.kernels.function)."""
+        if mode != "vjp":
+            return CallJVP(self.fun, wrt)
+        if not self.again:
+            return CallVJP(self.fun, wrt)
+        if self.flat is None:
+            return self._call_of(self.fun, self).srcad_handle(mode, wrt)
+        return self._flat_handle(wrt)
+
+    def _call_of(self, fun: Callable, callee: Any) -> RecursiveCall:
+        """The :class:`RecursiveCall` of ``fun`` (this function, or its flat form), whose
+        forward function calls ``callee`` (an object: written out, it stays a call)."""
+        found = self._calls.get(fun is self.fun)
+        if found is None:
+            found = RecursiveCall(fun, self.srcad_results, packed=True)
+            found.callee = callee
+            self._calls[fun is self.fun] = found
+        return found
+
+    def _flat_handle(self, wrt: tuple[int, ...]) -> Functions:
+        """``forward(residuals, g)`` and ``backward(kept, g)`` passing the residuals to the
+        flat function's handle one by one, and their cotangents back as a list."""
+        from srcad.callables import new_caller
+
+        assert self.flat is not None
+        found = self._flat_handles.get(wrt)
+        if found is not None:
+            return found
+        count = self.count
+        flat = RecursionBackward(self.flat, self.recursion, self.srcad_results)
+        inner = self._call_of(self.flat, flat)
+        flat_wrt = (*(range(count) if 0 in wrt else ()), *((count,) if 1 in wrt else ()))
+        handle = inner.srcad_handle("vjp", flat_wrt)
+        name = self.__name__
+        params = [f"p{k}" for k in range(count)]
+        given = [f"g{k}" for k in range(inner.outputs)]  # (one per cotangent it returns)
+        lines = [f"{p} = residual(residuals, {k})" for k, p in enumerate(params)]
+        lines.append(f"value, kept = __srcad_forward__({', '.join([*params, 'g'])})")
+        scope = {"__srcad_forward__": handle.forward, "residual": residual}
+        key = ("recursion flat forward", id(self.flat), flat_wrt)
+        forward = new_caller(
+            key, self.flat, f"{name}_forward", "residuals, g", "value, kept", scope, lines
+        )
+        names = [f"c{k}" for k in range(len(flat_wrt))]
+        lines = [f"{', '.join(names)}, = __srcad_backward__(kept, {', '.join(given)})"]
+        results = []
+        if 0 in wrt:
+            lines.append(f"cotangents = [{', '.join(names[:count])}]")
+            results.append("cotangents")
+        if 1 in wrt:
+            results.append(names[-1])
+        scope = {"__srcad_backward__": handle.backward}
+        key = ("recursion flat backward", id(self.flat), flat_wrt)
+        backward = new_caller(
+            key, self.flat, f"{name}_backward", ", ".join(["kept", *given]),
+            f"({', '.join(results)},)", scope, lines,
+        )  # fmt: skip
+        for made in (forward, backward):
+            made.srcad_recursion = self.recursion  # type: ignore[attr-defined]
+        # one name per cotangent where it is called (a list's and an array's, whose tuple
+        # NumPy cannot hold); an object, so that code calling it, written out, keeps it a
+        # call (a fourth derivative: refused by name)
+        found = self._flat_handles[wrt] = Functions(
+            RecursionBackward(forward, self.recursion, None, again=False),
+            RecursionBackward(backward, self.recursion, len(wrt), again=False),
+            inner.outputs,
+        )
+        return found
+
+    def __repr__(self) -> str:
+        return f"<srcad.RecursionBackward {self.__qualname__} of {self.recursion.__qualname__}>"
+
+
+class _GradientCode:
+    """``srcad.grad(dot)`` called as its generated code (made on first call: the dot's
+    gradient may be being transformed when this is made), which takes integers too."""
+
+    def __init__(self, derivative: Any) -> None:
+        self.derivative = derivative
+        self.__name__ = self.__qualname__ = derivative.__name__
+
+    def srcad_function(self) -> Callable:
+        """The generated gradient, which srcad differentiates again."""
+        return self.derivative.srcad_function()
+
+    def __call__(self, *args: Any) -> Any:
+        return self.srcad_function()(*args)
 
 
 class _TupleForward:

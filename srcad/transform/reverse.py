@@ -23,6 +23,7 @@ import gast
 from srcad.errors import NoAdjointError, TransformError
 from srcad.runtime import accumulate, inplace, lists
 from srcad.transform import build
+from srcad.transform import control_templates as shapes
 from srcad.transform.adjoint_statements import RuleAdjoints, multiple_results
 from srcad.transform.analyses.activity import active_tapes, analyse_activity, targets
 from srcad.transform.analyses.masking import masked_adjoints
@@ -48,7 +49,7 @@ from srcad.transform.reverse_context import (
 )
 from srcad.transform.reverse_control import ControlAdjoints, prepare_trip_counters
 from srcad.transform.settle import settle
-from srcad.transform.templates import rule_operands
+from srcad.transform.templates import fill, rule_operands
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Sweep(RuleAdjoints, ControlAdjoints):
     # the flags the innermost ``for`` around the statement stops on (it breaks out where
     # one is set)
     breaking: frozenset[str] = frozenset()
+    #: which generation under a plan this is (settle.py: 1 when the predicted plan held)
+    round: int = 1
 
     def read_by(self, stmt: gast.AST, code: list[gast.AST]) -> None:
         """Record that the backward code ``code`` of ``stmt`` reads primal names."""
@@ -194,19 +197,19 @@ class Sweep(RuleAdjoints, ControlAdjoints):
             fwd = [stmt]
             if id(stmt) in self.plan.pushed:
                 self.pushes = True
+                namer, tape = self.ctx.namer, self.ctx.tape_name
                 parts = self.ctx.setitem_parts(stmt)
                 if parts is not None:
                     # an update in place: save only the part it overwrites
-                    helper = self.ctx.namer.bind_global(inplace.saved, "saved")
-                    part = build.call(helper, build.load(parts[0]), clone(parts[1]))
-                    push = build.call(build.attr(build.load(self.ctx.tape_name), "push"), part)
-                    return [generated(gast.Expr(value=push), False), stmt], self.assign_backward
+                    index = clone(parts[1])
+                    save = fill(shapes.push_saved, namer, tape=tape, array=parts[0], index=index)
+                    return [*(generated(s, False) for s in save), stmt], self.assign_backward
                 pushes = [
-                    generated(gast.Expr(value=build.call(
-                        build.attr(build.load(self.ctx.tape_name), "push"), build.load(n))), False)
+                    generated(s, False)
                     for n in targets(stmt)
                     if n in self.plan.pushed_names
-                ]  # fmt: skip
+                    for s in fill(shapes.push, namer, tape=tape, value=n)
+                ]
                 fwd = pushes + fwd
             if breaks_out(stmt, self.breaking):
                 # the rest of the turn is guarded by the flag: leave the loop now
@@ -339,16 +342,16 @@ class Sweep(RuleAdjoints, ControlAdjoints):
                 self.owned.discard(name)
         self.forget_uniform(set(names))
         parts = ctx.setitem_parts(stmt)
+        tape, namer = ctx.tape_name, ctx.namer
         if id(stmt) in self.plan.pushed and parts is not None:
-            helper = ctx.namer.bind_global(inplace.restore, "restore")
-            pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
-            call = build.call(helper, build.load(parts[0]), clone(parts[1]), pop)
-            out.append(generated(gast.Expr(value=call), False))
+            index = clone(parts[1])
+            put_back = fill(shapes.restore_popped, namer, tape=tape, array=parts[0], index=index)
+            out.extend(generated(s, False) for s in put_back)
         elif id(stmt) in self.plan.pushed:
             # pushed in order, so popped in reverse
             for name in reversed([n for n in names if n in self.plan.pushed_names]):
-                pop = build.call(build.attr(build.load(ctx.tape_name), "pop"))
-                out.append(generated(build.assign(name, pop), False))
+                popped = fill(shapes.pop_into, namer, name=name, tape=tape)
+                out.extend(generated(s, False) for s in popped)
         return out
 
     def user_call_backward(self, stmt: gast.Assign, call: UserCall) -> list[gast.stmt]:

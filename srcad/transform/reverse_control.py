@@ -35,7 +35,8 @@ class ControlAdjoints:
         value = stmt.value.args[0]
         tape = self.ctx.tapes[stmt.value.func.value.id]
         namer = self.ctx.namer
-        if not operand_names(value) & self.ctx.activity.varied:
+        unread = id(stmt) in self.ctx.activity.unread  # only dropped or useless pops take it
+        if unread or not operand_names(value) & self.ctx.activity.varied:
             return [generated(s, False) for s in fill(shapes.pop, namer, tape=tape)]
         if not isinstance(value, gast.Name):
             raise self.ctx.source.error(

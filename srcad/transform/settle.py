@@ -4,9 +4,14 @@ What the backward pass reads of the primal, and so what must be recorded (see
 analyses/tbr.py), depends on the code generated; the code depends on the plan (a value
 that is kept or restored may be read where one that is gone may not) and on which
 adjoints are loose (may hold a broadcast term not yet reduced to their variable's shape).
-The sweep generates the code under a plan and a set of loose adjoints; both are computed
-again from that code, until the next round would generate the same code. A plan that
-does not settle is srcad's own failure, and raises.
+The plan is first predicted from what the rules' templates read (analyses/residuals.py:
+their residuals by value, and by shape where the operand still holds its value), with no
+code generated; the code is generated under it, and what that code reads is planned
+again: where the plan is the same, the code stands (most functions: one generation).
+Where it is not (an adjoint left loose, zeros written where a loop or branch needs them,
+an adjoint updated in place: what the prediction does not follow), the code is generated
+again under the plan found, until the next round would generate the same code. A plan
+that does not settle is srcad's own failure, and raises.
 """
 
 from __future__ import annotations
@@ -17,16 +22,19 @@ import gast
 
 from srcad.errors import InternalError
 from srcad.transform.analyses.activity import targets
+from srcad.transform.analyses.residuals import Residuals
 from srcad.transform.analyses.tbr import Recording, Structure, plan_recording
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.walk import all_statements
+from srcad.transform.ops import operand_names
 from srcad.transform.reverse_context import Context, reads_of_primal
 
 if TYPE_CHECKING:
     from srcad.transform.reverse import Sweep
 
 #: rounds before a plan that has not settled is reported (programs met so far need at
-#: most 6: loose adjoints are followed exactly for 3 rounds, then only added to)
+#: most 6 from the predicted plan: loose adjoints are followed exactly for 3 rounds, then
+#: only added to)
 _ROUNDS = 8
 #: from this round on, loose adjoints found are added to those assumed, never dropped
 _ACCUMULATE = 4
@@ -48,12 +56,11 @@ def settle(
     stable = ctx.stable
     structure = Structure(body)
     fixed = set(stable) | structure.loop_targets
-    available = set(fixed)
-    loose: set[str] = set()
-    plan = Recording(stable)
+    plan, available, loose = predicted_plan(body, structure, ctx, outputs, groups, fixed)
     for round_ in range(1, _ROUNDS + 1):
         sweep = sweep_type(ctx, plan, available, loose)
         sweep.state = set(outputs)
+        sweep.round = round_
         try:
             forward, backward = sweep.block(body)
         except Exception:
@@ -66,13 +73,7 @@ def settle(
         # what the backward code reads other than to compute values again: kept anyway
         kept = reads_of_primal(backward, ctx, recomputed=False) | sweep.held
         readers = dict(sweep.readers)
-        for name, group in groups.items():
-            # reading a view of an updated array reads the array's memory
-            shared = set().union(*(sweep.readers.get(n, set()) for n in group))
-            if shared:
-                readers[name] = shared
-                need.add(name)
-                kept.add(name)
+        views_read(groups, sweep.readers, readers, need, kept)
         new_plan = plan_recording(
             structure, stable, need, ctx.source, ctx.local, readers, kept, ctx.updated_memory
         )
@@ -82,17 +83,93 @@ def settle(
         new_available = fixed | new_plan.pushed_names | recomputed
         # adjoints found loose are assumed loose from the start next time round (a loop can
         # bring a loose adjoint back to code generated before it was found); later rounds
-        # add to those assumed, so that the assumption settles
+        # add to those assumed, so that the assumption settles. Code generated assuming an
+        # adjoint loose that was not is right (it is reduced where read): the first round's
+        # assumption, the predicted one, stands if every adjoint found loose is in it.
         new_loose = set(sweep.loose) | (loose if round_ >= _ACCUMULATE else set())
+        exact = 1 < round_ < _ACCUMULATE
         if (
             new_plan.pushed == plan.pushed
             and new_plan.recomputed == plan.recomputed
             and new_available == available
-            and new_loose == loose
+            and (sweep.loose == loose if exact else sweep.loose <= loose)
         ):
             return sweep, forward, backward  # the next round would generate the same code
         plan, available, loose = new_plan, new_available, new_loose
     raise unsettled(ctx.source, where)
+
+
+def predicted_plan(
+    body: list[gast.stmt],
+    structure: Structure,
+    ctx: Context,
+    outputs: list[str],
+    groups: dict[str, set[str]],
+    fixed: set[str],
+) -> tuple[Recording, set[str], set[str]]:
+    """The plan, the names holding their values in the backward pass and the loose
+    adjoints, from what the rules' templates read (analyses/residuals.py), before any
+    code is generated.
+
+    What is read only for its shape is read only where the name holds its value, which
+    the plan decides: planned again until it gives the same (else the last one stands,
+    only a start for settle's rounds)."""
+    stable = ctx.stable
+    if ctx.local <= fixed:
+        # every name holds its one value to the end (straight-line code): nothing to plan,
+        # and no operand's value is gone (no adjoint left loose)
+        return Recording(stable), set(fixed), set()
+    statements = {id(s): s for s in all_statements(body)}
+    residuals = Residuals(body, ctx, outputs)
+    available = set(fixed)
+    plan = Recording(stable)
+    loose: set[str] = set()
+    for round_ in range(_ROUNDS):
+        # (the first plan from what is read whatever is loose: a loose adjoint is one whose
+        # operand's value is gone, and that depends on the plan)
+        loose = residuals.loose(available) if round_ else set()
+        readers, superseded = residuals.reads(available, loose)
+        # (zeros written where a branch or loop needs an adjoint read no statement's)
+        kept = {n for n, ids in readers.items() if any((i, n) not in superseded for i in ids)}
+        kept |= residuals.zeroed
+        need = set(kept)
+        for stmt_id, anchor in plan.recomputed.items():
+            # a value computed again reads its operands where it is computed
+            for name in operand_names(statements[stmt_id].value) & ctx.local:
+                readers.setdefault(name, set()).add(anchor)
+                need.add(name)
+        views_read(groups, readers, readers, need, kept)
+        new_plan = plan_recording(
+            structure, stable, need, ctx.source, ctx.local, readers, kept, ctx.updated_memory
+        )
+        recomputed = {n for i in new_plan.recomputed for n in targets(statements[i])}
+        new_available = fixed | new_plan.pushed_names | recomputed
+        if (
+            new_plan.pushed == plan.pushed
+            and new_plan.recomputed == plan.recomputed
+            and new_available == available
+            and round_
+        ):
+            break
+        plan, available = new_plan, new_available
+    return plan, available, loose
+
+
+def views_read(
+    groups: dict[str, set[str]],
+    found: dict[str, set],
+    readers: dict[str, set],
+    need: set[str],
+    kept: set[str],
+) -> None:
+    """Reading a view of an updated array reads the array's memory: each array of
+    ``groups`` is read where the names sharing its memory are (by ``found``)."""
+    for name, group in groups.items():
+        shared = set().union(*(found.get(n, set()) for n in group))
+        if shared:
+            readers[name] = shared
+            need.add(name)
+            kept.add(name)
 
 
 def unsettled(source: Source, where: gast.AST) -> InternalError:

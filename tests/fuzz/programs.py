@@ -149,12 +149,12 @@ def soft(p, q):
 
 def soft_fwd(p, q):
     t = np.tanh(p)
-    return t * q, (t, q)
+    return t * q, (t, (q, 1.0))
 
 
 def soft_bwd(res, g):
-    t, q = res
-    return g * (1.0 - t * t) * q, g * t
+    t, (q, one) = res
+    return g * (1.0 - t * t) * q * one, g * t
 
 
 soft.defvjp(soft_fwd, soft_bwd)
@@ -169,6 +169,52 @@ def smooth(p):
 def smooth_jvp(primals, tangents):
     (p,), (dp,) = primals, tangents
     return np.sin(p) * p, (np.cos(p) * p + np.sin(p)) * dp
+
+
+@srcad.custom_jvp
+def blend(p, q, s=0.5):
+    return np.sin(p) * q * s
+
+
+@blend.defjvp
+def blend_jvp(primals, tangents):
+    p, q, s = primals
+    dp, dq, ds = tangents
+    return np.sin(p) * q * s, (np.cos(p) * q * dp + np.sin(p) * dq) * s + np.sin(p) * q * ds
+
+
+def tripled_at(p, index):
+    return 3.0 * p[..., index]
+
+
+def spread_at(p, index, g):
+    out = np.zeros_like(p)
+    out[..., index] = 3.0 * g
+    return out
+
+
+@srcad.adjoint(tripled_at, static=("index",))
+def getitem(y, p, index):  # named as srcad's rule for p[i] is: must not be taken for it
+    d[p] = spread_at(p, index, d[y])
+
+
+@srcad.tangent(tripled_at, static=("index",))
+def getitem_tangent(y, p, index):
+    d[y] = 3.0 * d[p][..., index]
+
+
+def row_total(p):
+    return np.sum(p, axis=-1, keepdims=True)
+
+
+@srcad.adjoint(row_total)
+def add(y, p):  # named as srcad's rule for a + b is: not elementwise
+    d[p] = xp.broadcast_to(d[y], p.shape) * 1.0
+
+
+@srcad.tangent(row_total)
+def add_tangent(y, p):
+    d[y] = xp.sum(d[p], axis=-1, keepdims=True)
 
 
 def heavy(p, q):
@@ -228,7 +274,9 @@ FAMILIES = {
     "ranges with a start or step", "locals named as builtins",
     "gradients of updating functions inside f", "a range bound changed in its loop",
     "data-dependent mutual recursion", "statements before a jump",
-    "a value read on the next turn", "for/else",
+    "a value read on the next turn", "for/else", "arrays made and updated in a try body",
+    "lists unpacked", "module globals at second order", "users' rules named as srcad's",
+    "a loop counter as a static operand",
 }  # fmt: skip
 
 
@@ -452,19 +500,27 @@ class ProgramWriter:
                 "np.exp(np.tanh({}) * 0.5)", "np.sqrt(1.0 + ({0}) * ({0}))",
                 "np.log(1.5 + np.sin({}))", "np.abs({})", "helper({}, 0.5)",
                 "branchy({}, {t})", "({} ** 2 * 0.25)", "smooth({})", "checked({}, {t})",
-                "soft({}, 0.75)",
+                "soft({}, 0.75)", "blend({0}, np.cos({0}), 0.75)",
+                "(np.sum(tripled_at({0}, 0)) * 0.1 + {0} * {0} * 0.5)",
+                "(row_total({0}) * 0.5 + {0})",
             ]  # fmt: skip
             form = rng.choice(forms)
             if form.startswith("soft") and rng.random() < 0.6:
                 # forward mode refuses a custom vjp (as JAX does), and the refusal ends the
                 # program's first-order check: rarer, so that forward mode sees most programs
                 form = "smooth({})"
-            if not self.helpers and form.startswith(
-                ("helper", "branchy", "smooth", "check", "soft")
+            if (
+                not self.helpers
+                and form.startswith(("helper", "branchy", "smooth", "check", "soft", "blend"))
+                or (not self.helpers and ("tripled_at" in form or "row_total" in form))
             ):
                 form = "np.sin({})"
-            if form.startswith(("smooth", "checked", "soft")):
+            if form.startswith(("smooth", "checked", "soft", "blend")):
                 self.constructs.add("custom rules and checkpoints")
+            if ("tripled_at" in form or "row_total" in form) and rng.random() < 0.75:
+                form = "np.tanh({})"  # (rarer: two of the forms)
+            if "tripled_at" in form or "row_total" in form:
+                self.constructs.add("users' rules named as srcad's")
             if inner.full and self.helpers and rng.random() < 0.04:
                 # the gradient of a function that updates a copy of its argument, or the
                 # argument (srcad's copy of it), called inside f (a returned gradient was
@@ -596,6 +652,15 @@ class ProgramWriter:
             scalars = f"np.sum({p}) * 0.1, np.max({q}) * 0.5, 1.0"
             return [[f"{target} = {q} * np.mean(np.array([{scalars}]) ** 2)"]]
         if choice < 0.75:
+            if self.helpers and rng.random() < 0.3:
+                # read by a user's rule named getitem, after a read whose adjoint the
+                # backward code makes (a scatter into it in place once took the rule's
+                # place: silently wrong)
+                self.constructs.add("users' rules named as srcad's")
+                return [
+                    [f"{target} = {p} * 1.0"],
+                    [f"{target} = np.sum(tripled_at({target}, 0)) * 0.1 + {target} * {target}"],
+                ]
             self.constructs.add("sum of a display")
             return [[f"{target} = sum([{p}, {q} * 0.5])"]]
         if choice < 0.86:
@@ -604,9 +669,20 @@ class ProgramWriter:
             self.constructs.add("try")
             self.loops += 1
             t = f"tr{self.loops}"
+            made = []
+            if self.rng.random() < 0.3:
+                # an array the body makes and updates (accepted: no name outside sees it)
+                self.constructs.add("arrays made and updated in a try body")
+                made = [
+                    f"    {t}m = np.zeros_like({p})",
+                    f"    {t}m[..., :1] = np.tanh(({p})[..., :1])",
+                    f"    {t}m[..., 1:] = ({p})[..., 1:] * 0.5",
+                ]
+                p = f"{t}m * ({p})"
             return [
                 [
                     "try:",
+                    *made,
                     f"    {t} = {p}",
                     f"    if {self.threshold(names, -2, 2)}:",
                     '        raise ValueError("taken")',
@@ -816,6 +892,8 @@ class ProgramWriter:
             items = f"items{self.lists}"
             parts = [self.full_expr(names) for _ in range(rng.randint(2, 3))]
             k, j = rng.randrange(len(parts)), rng.randrange(len(parts))
+            if rng.random() < 0.5:
+                return self.list_unpacked(items, parts, target, k, j)
             return [
                 f"{items} = [{', '.join(parts)}]",
                 f"{target} = {items}[{k}] * 0.5 + np.sin({items}[{j}])",
@@ -858,6 +936,35 @@ class ProgramWriter:
             self.locals.add(call)
         comp = f"[{call}({inner} * ({j} + 1.0)) for {j} in range({rng.randint(1, 3)})]"
         return [f"{target} = {reduce.format(comp)}"]
+
+    def list_unpacked(self, items: str, parts: list[str], target: str, k: int, j: int) -> list[str]:
+        """A list display (an element a number, sometimes: elements of different shapes)
+        unpacked, starred, turned into a tuple or sliced, then read."""
+        rng = self.rng
+        self.constructs.add("lists unpacked")
+        if rng.random() < 0.4:  # never the element read into sin(): the result stays an array
+            m = rng.choice([i for i in range(len(parts)) if i != j])
+            parts[m] = f"np.sum({parts[m]})"
+        n = len(parts)
+        made = f"{items} = [{', '.join(parts)}]"
+        got = [f"{items}_{i}" for i in range(n)]
+        form = rng.choice(["plain", "tuple", "list", "star", "middle", "tuple name", "slice"])
+        if form in ("plain", "tuple", "list"):
+            value = items if form == "plain" else f"{form}({items})"
+            unpack = f"{', '.join(got)} = {value}"
+        elif form == "star":
+            unpack = f"{got[0]}, *{items}_r = {items}"
+            got = [got[0]] + [f"{items}_r[{i}]" for i in range(n - 1)]
+        elif form == "middle":
+            unpack = f"{got[0]}, *{items}_r, {got[-1]} = {items}"
+            got = [got[0], *(f"{items}_r[{i}]" for i in range(n - 2)), got[-1]]
+        elif form == "tuple name":
+            unpack = f"{items}_t = tuple({items})"
+            got = [f"{items}_t[{i}]" for i in range(n)]
+        else:
+            unpack = f"{items}_s = {items}[1:]"
+            got = [f"{items}[0]", *(f"{items}_s[{i}]" for i in range(n - 1))]
+        return [made, unpack, f"{target} = {got[k]} * 0.5 + np.sin({got[j]})"]
 
     def dict_loop(self, d: str, target: str, names: list[str]) -> list[str]:
         """A dict with constant keys read in a loop over its keys, values or items (the
@@ -999,6 +1106,20 @@ class ProgramWriter:
         counter = f"k{self.loops}"
         limit = self.rng.randint(0, 3)
         body = [[f"{counter} = {counter} + 1"], *self.block(names, depth + 1, True)]
+        if self.rng.random() < 0.25:
+            # the counter, an integer the loop changes, as an op's static operand: pushed
+            # and popped beside varied values, it must not be taken to vary (third order)
+            self.constructs.add("a loop counter as a static operand")
+            target = self.rng.choice(["a", "b", "c"])
+            use = self.rng.choice(
+                [
+                    f"np.roll({target}, {counter})",
+                    f"np.sum({target}, axis={counter} % {target}.ndim, keepdims=True)",
+                    f"np.hstack([{target}, {target}])[..., {counter} % 2 :]"
+                    f"[..., : {target}.shape[-1]]",
+                ]
+            )
+            body.append([f"{target} = {use} * 0.5 + {target} * 0.5"])
         self.jump(names, body, 1)  # after the counter moves: a continue cannot spin
         test = f"{counter} < {limit} and not ({self.threshold(names, 0, 5)})"
         return [[f"{counter} = 0"], [f"while {test}:", *_indent(body)]]
@@ -1089,6 +1210,10 @@ class ProgramWriter:
             extra = f" + b * c + u * (1.0 + {name})"
         if self.mutable:
             extra += " + np.sum(np.stack(outs), axis=0)"
+        if self.second_order and self.rng.random() < 0.5:
+            # a module global, rebound while a second derivative is held (test_programs)
+            self.constructs.add("module globals at second order")
+            extra += " + u * GAIN"
         lines.append(f"    return {self.result('a', extra)}")
         body_text = "\n".join(lines)
         if (
@@ -1097,11 +1222,17 @@ class ProgramWriter:
         ):
             self.constructs.add("rebound defaults and closures")
             self.spec = replace(self.spec, rebind=True)
-        helpers = "import srcad\n\n" + HELPERS + "\n\n" if self.helpers else ""
+        helpers = (
+            "import srcad\nfrom srcad.adjoints.registry import d, xp\n\n" + HELPERS + "\n\n"
+            if self.helpers
+            else ""
+        )
         if "sub-trees passed whole" in self.constructs:
             helpers += "def tree_dot(q):\n    return q[0] * np.cos(q[1])\n\n\n"
         if self.second_order and "helper calls" in self.constructs:
             self.constructs.add("second order of helpers")
+        if "module globals at second order" in self.constructs:
+            helpers += "GAIN = 1.0\n\n\n"
         return "import numpy as np\n\n" + helpers + "\n".join(lines) + "\n"
 
 

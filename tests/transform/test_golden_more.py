@@ -78,7 +78,7 @@ def value_and_grad_newton_sqrt(a):
     value = x
     dx = 1.0
     da = zeros_like(a)
-    for __3 in range(_trips):
+    for _ in range(_trips):
         # grad of: x = 0.5 * (x + a / x)
         d_t6 = dx * 0.5
         x = tape.pop()

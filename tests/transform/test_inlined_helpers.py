@@ -430,3 +430,19 @@ def shadows_the_helpers_global(x):
 
 def test_a_helpers_global_is_not_the_callers_local_of_that_name():
     _second_order(shadows_the_helpers_global, X)
+
+
+def stacks_a_comprehension(x, w):
+    a = np.mean(np.stack([np.sin(x[::-1] * (j + 1.0)) for j in range(3)]), axis=0)
+    total = sum(np.cos(v) for v in [x, x * x])
+    return np.sum(a * w + total)
+
+
+def calls_a_stacking_helper(x):
+    return stacks_a_comprehension(x, np.array([0.7, 0.2, -0.4])) * 2.0
+
+
+def test_a_helper_stacking_a_comprehension_at_second_order():
+    # written out in code differentiated again, the helper's comprehension stayed one:
+    # np.stack's rule refused it ("'arrays' must be a list or tuple written out")
+    srcad.check_grad(calls_a_stacking_helper, np.array([0.3, 0.5, -0.8]), order=2)

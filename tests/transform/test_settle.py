@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import srcad
+import srcad.transform.reverse as reverse
 import srcad.transform.settle as settle
 from srcad.runtime.tape import counting_pushes
+from srcad.transform import cache
 
 
 def rotation(x):
@@ -164,18 +166,75 @@ def test_a_name_whose_shape_changes_in_a_loop_is_pushed_each_turn():
     assert len(pushed) == 2 * 2
 
 
-def test_a_plan_reading_only_what_its_branch_keeps_settles_in_one_round(monkeypatch):
-    plans = []
+def generations(monkeypatch) -> list:
+    """The sweeps settle returns from now on: ``.round`` is how many times the code was
+    generated, ``.plan`` the plan it was generated under."""
+    found = []
+    original = reverse.settle
+    cache.clear()  # (a function transformed before would not be generated again)
 
     def counted(*args):
-        plans.append(original(*args))
-        return plans[-1]
+        sweep, forward, backward = original(*args)
+        found.append(sweep)
+        return sweep, forward, backward
 
-    original = settle.plan_recording
-    monkeypatch.setattr(settle, "plan_recording", counted)
+    monkeypatch.setattr(reverse, "settle", counted)
+    return found
+
+
+def test_a_plan_reading_only_what_its_branch_keeps_settles_in_one_round(monkeypatch):
+    sweeps = generations(monkeypatch)
     srcad.check_grad(branch_local, X)
-    assert len(plans) == 1
-    assert not plans[0].pushed and not plans[0].recomputed
+    assert sweeps and all(s.round == 1 for s in sweeps)
+    assert not sweeps[0].plan.pushed and not sweeps[0].plan.recomputed
+
+
+def shrink(x, n):
+    """Reads of the overwritten ``y`` by value (``sin``) and for its shape (``y * s``):
+    the plan predicted from the rules' templates pushes it, and the code stands."""
+    y = x * 1.0
+    for _ in range(n):
+        y = np.sin(y) * 0.9
+    return np.sum(y * y)
+
+
+def rnn_like(x, w):
+    h = x * 0.0
+    for _ in range(3):
+        h = np.tanh(w * h + x)
+    return np.sum(h)
+
+
+def damped(x, s):
+    y = x
+    for _ in range(4):
+        z = y * s
+        y = np.sin(z) + y
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    "fn, args, wrt",
+    [
+        (shrink, (X, 3), 0),
+        (rnn_like, (X, np.array([0.5, 0.2])), (0, 1)),
+        (damped, (X, 0.7), (0, 1)),
+    ],
+    ids=["shrink", "rnn_like", "damped"],
+)
+def test_the_predicted_plan_holds_code_generated_once(monkeypatch, fn, args, wrt):
+    # (each took two generations before the plan was predicted from the rules' templates)
+    sweeps = generations(monkeypatch)
+    srcad.check_grad(fn, *args, wrt=wrt, modes=("rev",))
+    assert [s.round for s in sweeps] == [1] * len(sweeps) and sweeps
+
+
+def test_a_loop_pushing_a_value_settles_at_once_and_pushes_it_each_turn(monkeypatch):
+    sweeps = generations(monkeypatch)
+    with counting_pushes() as pushed:
+        srcad.grad(shrink)(X, 3)
+    assert sweeps[0].round == 1
+    assert len(pushed) == 3  # y, once per turn
 
 
 def needs_two_rounds(x, c):
@@ -185,10 +244,39 @@ def needs_two_rounds(x, c):
     return np.sum(h * h)
 
 
+def mispredicted(monkeypatch):
+    """The plan predicted before generation made empty (nothing pushed, nothing loose)."""
+    from srcad.transform.analyses.tbr import Recording
+
+    def empty(body, structure, ctx, outputs, groups, fixed):
+        return Recording(ctx.stable), set(fixed), set()
+
+    monkeypatch.setattr(settle, "predicted_plan", empty)
+    cache.clear()
+
+
+def test_a_mispredicted_plan_is_found_by_the_check_and_generated_again(monkeypatch):
+    mispredicted(monkeypatch)
+    sweeps = generations(monkeypatch)
+    x, c = np.array([0.3]), np.array([0.5, -0.2, 0.9])
+    assert np.allclose(srcad.grad(needs_two_rounds)(x, c), 45.0)
+    (sweep,) = [s for s in sweeps if s.ctx.source.name == "needs_two_rounds"]
+    assert sweep.round > 1 and sweep.plan.pushed
+
+
 def test_a_plan_that_does_not_settle_raises(monkeypatch):
+    mispredicted(monkeypatch)
     monkeypatch.setattr(settle, "_ROUNDS", 1)
     with pytest.raises(srcad.errors.InternalError) as info:
         srcad.grad(needs_two_rounds)(np.array([0.3]), np.array([0.5, -0.2, 0.9]))
     message = str(info.value)
     assert "could not settle what to record for needs_two_rounds" in message
     assert "test_settle.py:" in message and "please report it" in message
+
+
+def test_the_predicted_plan_of_needs_two_rounds_holds(monkeypatch):
+    # (the name is from before the plan was predicted: two generations then)
+    sweeps = generations(monkeypatch)
+    x, c = np.array([0.3]), np.array([0.5, -0.2, 0.9])
+    srcad.check_grad(needs_two_rounds, x, c, wrt=(0, 1), modes=("rev",))
+    assert [s.round for s in sweeps] == [1] * len(sweeps)

@@ -237,10 +237,14 @@ def enumerate_zip_whole(x, y):
 
 
 def test_what_stays_refused():
+    # (a list built in the function unpacks with a star: tests/test_unpacking_lists.py)
     with pytest.raises(srcad.TransformError, match=r"starred unpacking \('a, \*rest = x'\)"):
         srcad.grad(starred)(X3)
-    with pytest.raises(srcad.TransformError, match="needs one target per sequence"):
-        srcad.grad(enumerate_zip_whole, wrt=(0, 1))(X3, X3)
+
+
+def test_zip_item_bound_whole():
+    # was refused: "'for i, (a, b) in enumerate(zip(...))' needs one target per sequence"
+    srcad.check_grad(enumerate_zip_whole, X3, X3 + 0.5, wrt=(0, 1), modes=("fwd", "rev"))
 
 
 # ---- one result of an op with several ----

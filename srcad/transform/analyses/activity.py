@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import gast
 
+from srcad.transform.analyses.tape_pairs import TapePairs, pair_tapes, tape_statements
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import (
@@ -23,6 +24,10 @@ class Activity:
 
     varied: frozenset[str]
     useful: frozenset[str]
+    #: pushes (by id, on tapes of generated code) of varied values that no pop into a
+    #: useful name takes: the adjoint their pops hand back is zero, never read (a pop
+    #: whose value is dropped hands back None)
+    unread: frozenset[int] = frozenset()
 
     def active(self, name: str) -> bool:
         """Whether the adjoint of ``name`` is needed."""
@@ -44,7 +49,7 @@ def _forward(body: list[gast.stmt], ctx: _Flow, varied: set[str]) -> None:
             if operand_names(push.args[0]) & varied:
                 ctx.carrying.add(ctx.channel(push, push.args[0]))
         elif pop is not None:
-            if ctx.channel(pop, _popped_into(stmt)) in ctx.carrying:
+            if ctx.pushed_varied(stmt, pop, varied):
                 varied.update(targets(stmt))
         elif isinstance(stmt, gast.Assign):
             op = classify(stmt.value, ctx.source, ctx.local)
@@ -70,7 +75,7 @@ def _backward(body: list[gast.stmt], ctx: _Flow, useful: set[str]) -> None:
     for stmt in reversed(body):
         push, pop = tape_call(stmt, ctx.tapes, "push"), tape_call(stmt, ctx.tapes, "pop")
         if push is not None:
-            if ctx.channel(push, push.args[0]) in ctx.carrying:
+            if ctx.popped_useful(stmt, push, useful):
                 useful |= operand_names(push.args[0])
         elif pop is not None:
             if set(targets(stmt)) & useful:
@@ -96,10 +101,35 @@ class _Flow:
 
     source: Source
     local: set[str]
+    body: list[gast.stmt]
     tapes: set[str]
     #: tapes whose every push and pop names one variable, the same on both sides
     by_name: set[str]
     carrying: set[tuple[str, str | None]]
+    #: the pushes each pop takes, on the tapes whose stacks the code says
+    pairs: TapePairs
+
+    def pushed_varied(self, stmt: gast.stmt, pop: gast.Call, varied: set[str]) -> bool:
+        """Whether the value ``stmt`` takes off a tape may vary."""
+        if pop.func.value.id in self.pairs.lost:
+            return self.channel(pop, _popped_into(stmt)) in self.carrying
+        return any(self.pushed[p] & varied for p in self.pairs.pushes_of(stmt))
+
+    def popped_useful(self, stmt: gast.stmt, push: gast.Call, useful: set[str]) -> bool:
+        """Whether the value ``stmt`` puts on a tape may be taken into a useful name."""
+        if push.func.value.id in self.pairs.lost:
+            return self.channel(push, push.args[0]) in self.carrying
+        return any(self.popped[p] & useful for p in self.taken_by.get(id(stmt), ()))
+
+    def __post_init__(self) -> None:
+        self.pushed: dict[int, set[str]] = {}
+        self.popped: dict[int, set[str]] = {}
+        for stmt, call, kind in tape_statements(self.body, self.tapes):
+            if kind == "push":
+                self.pushed[id(stmt)] = operand_names(call.args[0])
+            else:
+                self.popped[id(stmt)] = set(targets(stmt))
+        self.taken_by = self.pairs.pops_of()
 
     def channel(self, call: gast.Call, value: gast.expr | None) -> tuple[str, str | None]:
         """What a push or pop travels on: the tape, and on a tape whose pushes and pops
@@ -129,14 +159,25 @@ def analyse_activity(
     outputs: list[str],
 ) -> Activity:
     """Varied (forward from ``wrt``) and useful (backward from ``outputs``) names; a
-    value a tape carries is followed from its push to its pop."""
+    value a tape carries is followed from its push to the pops that take it (see
+    tape_pairs.py: an integer restored beside varied arrays stays constant), or, on a
+    tape whose stack the code does not say, to every pop of the tape (see _Flow.channel)."""
     tapes = tape_names(body, source, local)
     by_name = _paired_by_name(body, tapes)
+    pairs = pair_tapes(body, tapes)
     varied = set(wrt)
-    _fixpoint(body, _Flow(source, local, tapes, by_name, set()), varied, _forward)
+    _fixpoint(body, _Flow(source, local, body, tapes, by_name, set(), pairs), varied, _forward)
     useful = set(outputs)
-    _fixpoint(body, _Flow(source, local, tapes, by_name, set()), useful, _backward)
-    return Activity(frozenset(varied), frozenset(useful))
+    back = _Flow(source, local, body, tapes, by_name, set(), pairs)
+    _fixpoint(body, back, useful, _backward)
+    unread = {
+        id(stmt)
+        for stmt, call, kind in tape_statements(body, tapes)
+        if kind == "push"
+        and operand_names(call.args[0]) & varied
+        and not back.popped_useful(stmt, call, useful)
+    }
+    return Activity(frozenset(varied), frozenset(useful), frozenset(unread))
 
 
 def _paired_by_name(body: list[gast.stmt], tapes: set[str]) -> set[str]:
@@ -160,10 +201,9 @@ def active_tapes(body: list[gast.stmt], tapes: set[str], activity: Activity) -> 
     varied name uses. Every push and pop on such a tape needs its derivative, varied or
     not: the derivative's own tape pairs them up by order, as the tape does."""
     active = set()
-    for stmt in all_statements(body):
-        push, pop = tape_call(stmt, tapes, "push"), tape_call(stmt, tapes, "pop")
-        if push is not None and operand_names(push.args[0]) & activity.varied:
-            active.add(push.func.value.id)
-        elif pop is not None and set(targets(stmt)) & activity.varied:
-            active.add(pop.func.value.id)
+    for stmt, call, kind in tape_statements(body, tapes):
+        if kind == "push" and operand_names(call.args[0]) & activity.varied:
+            active.add(call.func.value.id)
+        elif kind == "pop" and set(targets(stmt)) & activity.varied:
+            active.add(call.func.value.id)
     return frozenset(active)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.adjoints.registry import Attribute, Operator
+from srcad.adjoints.registry import Attribute, Operator, Rule
 from srcad.transform.frontend import Source
 from srcad.transform.ops import classify
 
@@ -118,9 +118,6 @@ def analyse_shapes(
     return shapes
 
 
-_REDUCTIONS = {"sum", "mean", "prod", "max"}
-
-
 def _always_scalar(
     body: list[gast.stmt], source: Source, local: set[str], stable: frozenset[str] | None
 ) -> set[str]:
@@ -151,14 +148,8 @@ def _always_scalar(
         if isinstance(expr, gast.Name):
             return expr.id in candidates
         op = classify(expr, source, local)
-        rule = op.rule
-        if rule is not None and rule.name in _REDUCTIONS:
-            keywords = op.keywords
-            return (
-                len(op.args) == 1
-                and set(keywords) <= {"axis", "keepdims"}
-                and all(isinstance(v, gast.Constant) and not v.value for v in keywords.values())
-            )
+        if _reduces(op.rule) and len(op.args) == 1:
+            return _whole(op.keywords)
         if isinstance(op.key, Operator) and op.key.name in _ELEMENTWISE_BINARY | {"USub"}:
             return all(scalar(a) for a in op.args)
         return False
@@ -171,6 +162,22 @@ def _always_scalar(
                 candidates.discard(name)
                 changed = True
     return candidates
+
+
+def _reduces(rule: Rule | None) -> bool:
+    """Whether ``rule`` is a reduction's (declared ``reduces``, never told by its name)."""
+    return rule is not None and rule.reduces
+
+
+def _whole(keywords: dict[str, gast.expr]) -> bool:
+    """Whether a reduction's keywords leave it reducing every axis to one number."""
+    axis = keywords.get("axis")
+    keep = keywords.get("keepdims")
+    return (
+        set(keywords) <= {"axis", "keepdims"}
+        and (axis is None or (isinstance(axis, gast.Constant) and axis.value is None))
+        and (keep is None or (isinstance(keep, gast.Constant) and keep.value is False))
+    )
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -211,7 +218,6 @@ def _scalar_operands(
 Rank = tuple[int, bool]
 _TOP = "<any>"  # not computed yet (the optimistic start of the fixpoint)
 _FULL_SCALAR: Rank = (0, True)
-_WHOLE_REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
 _CREATORS = (np.zeros, np.ones, np.empty, np.full)
 _BROADCASTING = {"Add", "Sub", "Mult", "Div", "Pow", "Mod", "FloorDiv"}
 
@@ -398,10 +404,10 @@ class _RankOf:
         if op.callee is float or getattr(op.callee, "__module__", None) == "math":
             return _FULL_SCALAR  # on NumPy arrays and numbers, math gives a float
         rule = op.rule
-        name = getattr(rule, "name", None)
-        if name in _WHOLE_REDUCTIONS and len(op.args) == 1:
+        if _reduces(rule) and len(op.args) == 1:
             return self.reduction(op.args[0], op.keywords)
-        if name == "concatenate" and len(op.args) == 1 and isinstance(op.args[0], gast.List):
+        # the op itself, not a rule's name: what np.concatenate makes is NumPy's
+        if op.key is np.concatenate and len(op.args) == 1 and isinstance(op.args[0], gast.List):
             parts = [self(e) for e in op.args[0].elts]
             if not parts or any(p is None for p in parts):
                 return None

@@ -56,6 +56,7 @@ from srcad.transform.calls import (
 from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.folding import constant_of, fold_block
 from srcad.transform.normalize.namespaces import unbind_namespaces
@@ -491,8 +492,9 @@ def _prepared(helper: Callable, namer: Namer) -> Source | None:
 
 
 def _local_functions_inlined(parsed: Source, namer: Namer) -> Source | None:
-    """The helper's local functions (and functions its module's factories make) written
-    out in it, as its own transformation does; None where that refuses (the call stays a
+    """The helper's comprehensions as loops and its local functions (and functions its
+    module's factories make) written out in it, as its own transformation does (a list
+    comprehension stacked at second order was refused); None where that refuses (the call stays a
     call, refused by name at second order)."""
     from srcad.transform.normalize.local_functions import (  # (it imports this module)
         inline_local_functions,
@@ -500,7 +502,8 @@ def _local_functions_inlined(parsed: Source, namer: Namer) -> Source | None:
     )
 
     try:
-        parsed.tree = inline_local_functions(lambdas_as_defs(parsed.tree), parsed, namer)
+        tree = lower_comprehensions(lambdas_as_defs(parsed.tree), parsed, namer)
+        parsed.tree = inline_local_functions(tree, parsed, namer)
     except TransformError:
         return None
     return parsed

@@ -129,7 +129,7 @@ def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str
     _check_operators(tree, source, built)
     _merge_aliases(tree, source, built, lower.append)
     _check_contained(tree, source, built, lower.append)
-    names = _list_names(tree, lower.append)
+    names = _list_names(tree, lower.append, source)
     _check_built_before_read(tree, source, names, lower.append)
     _static_reads(tree, source, namer, names)
     return names
@@ -235,14 +235,20 @@ def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str]) ->
         for part in own_parts(stmt):
             for node in gast.walk(part):
                 if isinstance(node, gast.BinOp) and any(
-                    isinstance(side, gast.Name) and side.id in built
-                    for side in (node.left, node.right)
+                    _is_list_or_slice(side, built) for side in (node.left, node.right)
                 ):
                     raise source.error(
                         "joining or repeating lists built in the function with an operator is "
                         "not supported; extend one list instead (xs.extend(ys), xs += ys)",
                         node,
                     )
+
+
+def _is_list_or_slice(node: gast.expr, built: set[str]) -> bool:
+    """``xs`` or ``xs[i:j]`` of a list ``xs`` in ``built`` (a slice is a list too)."""
+    if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+        node = node.value
+    return isinstance(node, gast.Name) and node.id in built
 
 
 def _merge_aliases(tree: gast.FunctionDef, source: Source, built: set[str], append: str) -> None:
@@ -369,8 +375,13 @@ def _runs_before(first: tuple, then: tuple) -> bool:
     return k_then > k_first
 
 
-def _list_names(tree: gast.FunctionDef, append: str) -> set[str]:
+def _list_names(tree: gast.FunctionDef, append: str, source: Source) -> set[str]:
+    """Names holding a list: a display, an append, another such name, a slice or a list
+    element of one, or ``tuple``/``list`` of one (indexing each reads an element, whatever
+    its shape)."""
     names: set[str] = set()
+    local = _stored_names(tree)
+    stores = stored_values(tree)
     changed = True
     while changed:
         changed = False
@@ -385,12 +396,74 @@ def _list_names(tree: gast.FunctionDef, append: str) -> set[str]:
                     and isinstance(value.func, gast.Name)
                     and value.func.id == append
                 )
-                or (isinstance(value, gast.Name) and value.id in names)
+                or holds_list(value, names, stores)
+                or _copy_of_list(value, names, source, local)
             )
             if is_list and stmt.targets[0].id not in names:
                 names.add(stmt.targets[0].id)
                 changed = True
     return names
+
+
+def stored_values(tree: gast.FunctionDef) -> dict[str, list[gast.expr]]:
+    """The values each name is assigned (by itself, not unpacked into it)."""
+    stores: dict[str, list[gast.expr]] = {}
+    for stmt in all_statements(tree.body):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            stores.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    return stores
+
+
+def holds_list(
+    value: gast.expr, lists: set[str], stores: dict[str, list[gast.expr]], depth: int = 0
+) -> bool:
+    """Whether ``value`` is a list: a display, a name in ``lists``, a slice of a list, or
+    an element of a list that is a list on every path (``items[0]`` of ``items = [[u, v],
+    w]``; ``stores``: the values of each name)."""
+    if isinstance(value, gast.List):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in lists
+    if not isinstance(value, gast.Subscript):
+        return False
+    if isinstance(value.slice, gast.Slice):
+        return holds_list(value.value, lists, stores, depth)
+    k = value.slice
+    if isinstance(k, gast.Constant) and type(k.value) is int:
+        return _element_holds_list(value.value, k.value, lists, stores, depth + 1)
+    return _element_holds_list(value.value, None, lists, stores, depth + 1)
+
+
+def _element_holds_list(
+    value: gast.expr, k: int | None, lists: set[str], stores: dict, depth: int
+) -> bool:
+    """Whether element ``k`` of ``value`` (any element, for ``None``: an index known at run
+    time, ``for a, b in pairs``) is a list: a display's element, or that of each value a
+    name is assigned (an append among them: not known)."""
+    if depth > 8:
+        return False
+    if isinstance(value, (gast.List, gast.Tuple)):
+        elts = value.elts
+        if any(isinstance(e, gast.Starred) for e in elts) or not elts:
+            return False
+        if k is None:
+            return all(holds_list(e, lists, stores, depth) for e in elts)
+        return -len(elts) <= k < len(elts) and holds_list(elts[k], lists, stores, depth)
+    if isinstance(value, gast.Name) and stores.get(value.id):
+        return all(_element_holds_list(v, k, lists, stores, depth + 1) for v in stores[value.id])
+    return False
+
+
+def _copy_of_list(value: gast.expr, names: set[str], source: Source, local: set[str]) -> bool:
+    """Whether ``value`` is ``tuple(xs)`` or ``list(xs)`` of a list ``xs``."""
+    return (
+        isinstance(value, gast.Call)
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], gast.Name)
+        and value.args[0].id in names
+        and source.resolve(value.func, local) in (tuple, list)
+    )
 
 
 def _check_built_before_read(
@@ -428,6 +501,11 @@ def _check_built_before_read(
                 and stmt.iter.id == name
             ):
                 reads.append(stmt.iter)
+            unpacked = _unpacked_list(stmt, source, local)
+            if unpacked is not None and unpacked.id == name:
+                # ``a, *rest, z = xs`` reads ``xs[1:-1]`` and ``xs[-1]`` (unpacking.py): by
+                # the final length, were ``xs`` appended to afterwards
+                reads.append(unpacked)
             if not reads:
                 continue
             for _, append_loops, append_path in appends:
@@ -441,6 +519,27 @@ def _check_built_before_read(
                         "appended to is not supported yet; build the list first, then read it",
                         reads[0],
                     )
+
+
+def _unpacked_list(stmt: gast.stmt, source: Source, local: set[str]) -> gast.Name | None:
+    """The name ``xs`` that ``a, *rest = xs`` (or ``= tuple(xs)``, ``= list(xs)``) unpacks
+    with a star."""
+    if not (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], (gast.Tuple, gast.List))
+        and any(isinstance(e, gast.Starred) for e in stmt.targets[0].elts)
+    ):
+        return None
+    value = stmt.value
+    if (
+        isinstance(value, gast.Call)
+        and len(value.args) == 1
+        and not value.keywords
+        and source.resolve(value.func, local) in (tuple, list)
+    ):
+        value = value.args[0]
+    return value if isinstance(value, gast.Name) else None
 
 
 def _makes_afresh(

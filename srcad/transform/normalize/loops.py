@@ -1,7 +1,9 @@
 """Every ``for`` loop becomes a loop over ``range``; literal sequences are unrolled.
 
 ``for row in A`` becomes ``for _k in range(len(A)): row = A[_k]``; ``enumerate`` and
-``zip`` likewise index their sequences, so the reverse pass only ever reverses ranges.
+``zip`` likewise index their sequences, so the reverse pass only ever reverses ranges; an
+item bound whole (``for p in zip(x, y)``) is ``p = (x[_k], y[_k])``, split into one name
+per element by unpacking.py.
 A loop over a name bound once to a range (``_t1 = range(n)``, as generated code keeps
 the range of a loop that can break) whose variable a range loop sets too (the backward
 loop) is a loop over ``range(_t1.start, _t1.stop, _t1.step)``.
@@ -34,6 +36,19 @@ def _jumps_out(body: list[gast.stmt]) -> bool:
         if isinstance(stmt, gast.If) and (_jumps_out(stmt.body) or _jumps_out(stmt.orelse)):
             return True
     return False
+
+
+def _whole(target: gast.Name, count: int, namer: Namer) -> gast.Tuple:
+    """Fresh names for the ``count`` parts of a loop's item bound whole (``for p in zip(x,
+    y)``), as a target."""
+    parts = [build.store(namer.fresh(f"{target.id}_part")) for _ in range(count)]
+    return build.tuple_(parts, gast.Store())
+
+
+def _joined(target: gast.Name, parts: list[gast.Name]) -> list[gast.stmt]:
+    """``p = (p_part, p_part_1)``: the item put together again from its parts."""
+    loads = [build.load(part.id) for part in parts]
+    return [build.assign(target.id, gast.Tuple(elts=loads, ctx=gast.Load()))]
 
 
 class _Loops:
@@ -124,13 +139,21 @@ class _Loops:
         index = build.store(self.namer.fresh_temp("_k"))
         bound = build.call(self.builtin("len"), build.load("?"))
         if fn is builtins.enumerate:
-            if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
+            # ``for e in enumerate(xs)``: ``e = (_k, xs[_k])``, a tuple of names once
+            # unpacking.py has split it (as ``for p in zip(...)`` below)
+            whole = isinstance(stmt.target, gast.Name)
+            if not (whole or isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
                 raise self.source.error("'for i, v in enumerate(...)' needs two targets", stmt)
             if len(it.args) != 1 or it.keywords:
                 raise self.source.error("enumerate(seq, start) with a start is not supported", it)
-            counter, value = stmt.target.elts
+            parts = _whole(stmt.target, 2, self.namer) if whole else stmt.target
+            counter, value = parts.elts
+            item, joins = value, []
             if self.callee(it.args[0]) is builtins.zip:
                 zipped = it.args[0]
+                if isinstance(value, gast.Name) and not zipped.keywords:
+                    value = _whole(item, len(zipped.args), self.namer)
+                    joins = _joined(item, value.elts)
                 if (
                     zipped.keywords
                     or not isinstance(value, gast.Tuple)
@@ -148,8 +171,13 @@ class _Loops:
                 seq = self._sequence(it.args[0], pre, stmt)
                 bound.args = [build.load(seq)]
                 items = [build.assign(value, self._item(seq, index.id))]
-            prefix = [build.assign(counter, build.load(index.id)), *items]
+            prefix = [build.assign(counter, build.load(index.id)), *items, *joins]
+            if whole:
+                prefix += _joined(stmt.target, [counter, item])
         elif fn is builtins.zip:
+            target = stmt.target
+            if isinstance(target, gast.Name) and not it.keywords:
+                stmt.target = _whole(target, len(it.args), self.namer)
             if it.keywords or not isinstance(stmt.target, gast.Tuple):
                 raise self.source.error(
                     "'for a, b in zip(...)' needs one target per sequence", stmt
@@ -161,6 +189,8 @@ class _Loops:
             prefix = [
                 build.assign(t, self._item(s, index.id)) for t, s in zip(stmt.target.elts, seqs)
             ]
+            if isinstance(target, gast.Name):
+                prefix += _joined(target, stmt.target.elts)
         else:
             seq = self._sequence(it, pre, stmt)
             bound.args = [build.load(seq)]

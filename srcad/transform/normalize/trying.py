@@ -119,16 +119,97 @@ def _assigned(stmts: list[gast.stmt]) -> set[str]:
     }
 
 
-def _updates_in_place(node: gast.AST, source: Source, local: set[str]) -> bool:
-    """``y[i] = v``, ``xs.append(v)``, or a call that changes an array it is given (the
-    mutating-call analysis: ``y.fill(0)``, ``np.sin(x, out=y)``, a helper of the user's)."""
+def _updated_in_place(node: gast.AST, source: Source, local: set[str]) -> gast.expr | None:
+    """What ``y[i] = v``, ``xs.append(v)``, or a call that changes an array it is given
+    (the mutating-call analysis: ``y.fill(0)``, ``np.sin(x, out=y)``, a helper of the
+    user's) changes in place; None for anything else."""
     if isinstance(node, gast.Subscript):
-        return isinstance(node.ctx, gast.Store)
+        return node.value if isinstance(node.ctx, gast.Store) else None
     if not isinstance(node, gast.Call):
-        return False
+        return None
     if isinstance(node.func, gast.Attribute) and node.func.attr in CONTAINER_STORES:
-        return True
-    return mutation_of(node, source, local) is not None
+        return node.func.value
+    found = mutation_of(node, source, local)
+    return None if found is None else found.target
+
+
+#: NumPy's functions whose result is new memory, which no other name can share
+_ALLOCATORS = {
+    "zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like", "full", "full_like",
+    "copy",
+}  # fmt: skip
+
+
+def _fresh(value: gast.expr, source: Source, local: set[str]) -> bool:
+    """Whether ``value`` is an array one of NumPy's allocating functions makes, which no
+    other name shares (not arithmetic: ``[x] * 2`` is a new list of ``x`` itself)."""
+    if not isinstance(value, gast.Call):
+        return False
+    callee = source.resolve(value.func, local)
+    module = (getattr(callee, "__module__", None) or "").split(".")[0]
+    return module in ("numpy", "cupy") and getattr(callee, "__name__", None) in _ALLOCATORS
+
+
+def _made_in_body(changed: gast.expr, stmt: gast.Try, source: Source, local: set[str]) -> bool:
+    """Whether the array an in-place update in the body of ``stmt`` changes was made by the
+    body, anew each time it runs (its name is first met in the body as a statement of the
+    body's own binding it to new memory, and the body binds it to nothing else): no name
+    from outside the body sees the update, so a body failing after it leaves nothing half
+    done that the handler or later code reads (the names the body binds are checked
+    below). Helpers written out inside a ``try`` (a derivative's code, second order) build
+    their arrays so."""
+    while isinstance(changed, (gast.Subscript, gast.Attribute)):
+        changed = changed.value
+    if not isinstance(changed, gast.Name):
+        return False
+    name = changed.id
+    body = [n for s in stmt.body for n in gast.walk(s)]
+    stores = [
+        n
+        for n in body
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+    ]
+    fresh = [
+        n
+        for n in body
+        if isinstance(n, gast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], gast.Name)
+        and n.targets[0].id == name
+        and _fresh(n.value, source, local)
+    ]
+    if len(fresh) != len(stores):
+        return False  # bound in the body to memory that may be shared
+    first = next(s for s in stmt.body if any(n.id == name for n in _names(s)))
+    return any(first is n for n in fresh)
+
+
+#: functions of a value's shape and type alone: what a body that failed halfway left in a
+#: name read only by them passes no derivative on, so it is not a read of its value
+_SHAPE_FUNCTIONS = {"zeros_like", "ones_like", "empty_like"}
+_SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+
+
+def _shape_reads(tree: gast.FunctionDef, source: Source, local: set[str]) -> set[int]:
+    """The names read only for their shape (``zeros_like(v)``, ``v.shape``), such as the
+    zero adjoints the backward arm of a failed body sets up in code differentiated again."""
+    found: set[int] = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Attribute) and node.attr in _SHAPE_ATTRIBUTES:
+            if isinstance(node.value, gast.Name):
+                found.add(id(node.value))
+        elif isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords:
+            callee = source.resolve(node.func, local)
+            module = (getattr(callee, "__module__", None) or "").split(".")[0]
+            name = getattr(callee, "__name__", None)
+            if module in ("numpy", "cupy", "srcad") and name in _SHAPE_FUNCTIONS:
+                if isinstance(node.args[0], gast.Name):
+                    found.add(id(node.args[0]))
+    return found
+
+
+def _names(node: gast.AST) -> list[gast.Name]:
+    return [n for n in gast.walk(node) if isinstance(n, gast.Name)]
 
 
 def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> None:
@@ -136,7 +217,8 @@ def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> 
     handler = stmt.handlers[0].body
     local = local_names(tree)
     for node in (n for s in stmt.body for n in gast.walk(s)):
-        if _updates_in_place(node, source, local):
+        changed = _updated_in_place(node, source, local)
+        if changed is not None and not _made_in_body(changed, stmt, source, local):
             raise source.error(
                 "an in-place update inside a 'try' body is not supported: when the body "
                 "fails after it, the handler would see it half done; build a new value",
@@ -146,6 +228,7 @@ def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> 
     inside = {id(n) for s in stmt.body for n in gast.walk(s)}
     inside |= _guarded(tree, handler)
     inside |= _before(tree, stmt)
+    inside |= _shape_reads(tree, source, local)
     elsewhere = {
         n.id
         for n in gast.walk(tree)
@@ -230,7 +313,8 @@ def restore_try(function: gast.FunctionDef, marker: str | None, namer: Namer) ->
         )
 
     def restored(call: gast.Call, ok: str | None, branch: gast.If) -> list[gast.stmt]:
-        tapes = sorted(_pushed_tapes(branch.body))
+        # a tape the arm makes (a helper's, written out) goes with it when it fails
+        tapes = sorted(_pushed_tapes(branch.body) - _assigned(branch.body))
         marks = {tape: namer.fresh(f"{tape}_mark") for tape in tapes}
         kind = None
         if call.args:

@@ -6,6 +6,12 @@ error where the length differs (a ``ValueError``), with no srcad in the generate
 dict or set (a parameter srcad cannot see the type of) unpacks into its keys, which
 indexing would not give: a ``TypeError`` says so.
 
+``a, b = tuple(v)`` and ``list(v)`` unpack ``v`` itself (the same elements, by index).
+``a, *rest, z = v`` of a list the function built (or of a display) picks ``a`` and ``z``
+and makes ``rest`` the slice between, a list; of any other value it is refused by name.
+Temporaries and ``*rest`` names holding lists join ``source.lists``, so that indexing them
+reads a list's element (the elements may differ in shape).
+
 ``op(...)[k]`` and ``op(...).field`` of an op with several results (``np.linalg.slogdet(A)
 [1]``, ``np.linalg.eigh(A).eigenvalues``, ``np.split(x, 3)[k]``) become the call unpacked
 into fresh names (``sign, logdet = np.linalg.slogdet(A)``), then the name picked; so does
@@ -46,6 +52,8 @@ from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.lists import holds_list, stored_values
+from srcad.transform.normalize.tuples import split_tuples
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
 #: values that unpack into something other than their elements by index, or carry no
@@ -56,23 +64,160 @@ _KEPT_ATTRIBUTES = {"shape", "strides"}
 
 def lower_unpacking(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
     """Rewrite each unpacking of one value into names as indexing (see module doc)."""
+    # a loop's item bound whole (``for p in zip(x, y)``: ``p = (x[_k], y[_k])``, loops.py)
+    # is one name per element, as earlier tuples were
+    tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
     unordered = _unordered_names(tree)
+    local = local_names(tree)
+    kept = unordered | _iterator_names(tree, source, local)
+    stores = stored_values(tree)
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for stmt in stmts:
-            if _lowered(stmt, unordered):
-                out.extend(_by_index(stmt, source, namer))
+            copied = _unwrap_copy(stmt, source, local, kept)
+            if _starred(stmt):
+                out.extend(block(_note_lists(_by_star(stmt, source, namer), source, stores)))
+            elif _lowered(stmt, unordered):
+                lowered = _by_index(stmt, source, namer, copied)
+                out.extend(block(_note_lists(lowered, source, stores)))  # (nested stars)
             elif _nested_call(stmt):
                 out.extend(block(_flat_call(stmt, namer)))
             elif _nested_display(stmt):
-                out.extend(block(_elementwise(stmt, namer)))
+                out.extend(block(_note_lists(_elementwise(stmt, namer), source, stores)))
             else:
                 out.append(stmt)
         return out
 
     tree.body = rewrite_bodies(tree.body, block)
     return tree
+
+
+#: builtins whose results are iterators, which indexing would not read: ``tuple(it)`` stays
+_ITERATORS = (zip, map, filter, iter, reversed, enumerate)
+
+
+def _iterator_names(tree: gast.FunctionDef, source: Source, local: set[str]) -> set[str]:
+    """Names bound somewhere to an iterator (``pairs = zip(a, b)``)."""
+    found = set()
+    for node in gast.walk(tree):
+        if (
+            isinstance(node, gast.Assign)
+            and isinstance(node.value, gast.Call)
+            and any(source.resolve(node.value.func, local) is f for f in _ITERATORS)
+        ):
+            found.update(
+                n.id for t in node.targets for n in gast.walk(t) if isinstance(n, gast.Name)
+            )
+    return found
+
+
+def _unwrap_copy(stmt: gast.stmt, source: Source, local: set[str], kept: set[str]) -> bool:
+    """``a, b = tuple(v)`` (or ``list(v)``) as ``a, b = v``: element ``k`` of the copy is
+    ``v[k]``. An iterator or a call (``tuple(zip(x, y))``) is not indexed, and keeps it.
+    Whether it rewrote ``stmt``."""
+    if not (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], (gast.Tuple, gast.List))
+        and isinstance(stmt.value, gast.Call)
+        and len(stmt.value.args) == 1
+        and not stmt.value.keywords
+    ):
+        return False
+    arg = stmt.value.args[0]
+    if isinstance(arg, (gast.Call, gast.Starred)) or (
+        isinstance(arg, gast.Name) and arg.id in kept
+    ):
+        return False
+    if source.resolve(stmt.value.func, local) not in (tuple, list):
+        return False
+    stmt.value = arg
+    return True
+
+
+def _note_lists(
+    stmts: list[gast.stmt], source: Source, stores: dict[str, list[gast.expr]]
+) -> list[gast.stmt]:
+    """Add to ``source.lists`` the names ``stmts`` bind to a list: a display, another list's
+    name, a slice of one, or an element of one known to be a list (``(a, b), c = items``
+    of ``items = [[u, v], w]``); indexing them then reads a list's element (``ListItem``),
+    whatever the shapes of the elements."""
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            stores.setdefault(stmt.targets[0].id, []).append(stmt.value)
+            if holds_list(stmt.value, source.lists, stores):
+                source.lists.add(stmt.targets[0].id)
+    return stmts
+
+
+def _starred(stmt: gast.stmt) -> bool:
+    """``a, *rest = v``: a starred name among the target's own elements."""
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], (gast.Tuple, gast.List))
+        and any(isinstance(e, gast.Starred) for e in stmt.targets[0].elts)
+    )
+
+
+def _by_star(stmt: gast.Assign, source: Source, namer: Namer) -> list[gast.stmt]:
+    """``a, *rest, z = v`` as ``a = v[0]; rest = v[1:-1]; z = v[-1]`` for a list ``v``
+    (after a length check), or element by element from a display."""
+    target, value = stmt.targets[0], stmt.value
+    text = (source.line_text(getanno(stmt, "origin", stmt)) or "an unpacking").rstrip(":")
+    k = next(i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred))
+    before, star, after = target.elts[:k], target.elts[k].value, target.elts[k + 1 :]
+    fixed = len(before) + len(after)
+    out: list[gast.stmt] = []
+    if isinstance(value, (gast.Tuple, gast.List)) and not any(
+        isinstance(e, gast.Starred) for e in value.elts
+    ):
+        if len(value.elts) < fixed:
+            raise source.error(
+                f"not enough values to unpack (expected at least {fixed}, got {len(value.elts)})",
+                stmt,
+            )
+        temps = [namer.temp() for _ in value.elts]  # every value read before names change
+        out += [build.assign(t, v) for t, v in zip(temps, value.elts)]
+        loads = [build.load(t) for t in temps]
+        rest = gast.List(elts=loads[len(before) : len(loads) - len(after)], ctx=gast.Load())
+        pairs = [*zip(before, loads), (star, rest), *zip(after, loads[len(loads) - len(after) :])]
+        out += [build.assign(t, v) for t, v in pairs]
+    elif isinstance(value, gast.Name) and value.id in source.lists:
+        bound = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        if value.id in bound:
+            temp = namer.temp()
+            out.append(build.assign(temp, value))
+            value = build.load(temp)
+        out.append(_length_check(value, fixed, text, source, namer, at_least=True))
+
+        def item(index: gast.expr) -> gast.Subscript:
+            return gast.Subscript(value=build.load(value.id), slice=index, ctx=gast.Load())
+
+        end = build.const(-len(after)) if after else None
+        middle = gast.Slice(lower=build.const(len(before)), upper=end, step=None)
+        out += [build.assign(e, item(build.const(j))) for j, e in enumerate(before)]
+        out.append(build.assign(star, item(middle)))
+        out += [build.assign(e, item(build.const(j - len(after)))) for j, e in enumerate(after)]
+    else:
+        raise source.error(
+            "starred unpacking ('a, *rest = x') is supported for a list built in the "
+            "function or a display; here index and slice instead ('a = x[0]; rest = x[1:]')",
+            stmt,
+        )
+    return _located(out, stmt)
+
+
+def _located(out: list[gast.stmt], stmt: gast.stmt) -> list[gast.stmt]:
+    """``out``, the statements ``stmt`` became, at its place and with its origin."""
+    origin = getanno(stmt, "origin", stmt)
+    for new in out:
+        for node in gast.walk(new):
+            if isinstance(node, (gast.stmt, gast.expr)):
+                gast.copy_location(node, stmt)
+        setanno(new, "origin", origin)
+    return out
 
 
 def _nested_display(stmt: gast.stmt) -> bool:
@@ -158,7 +303,7 @@ def _lowered(stmt: gast.stmt, unordered: set[str]) -> bool:
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
         return False
     target, value = stmt.targets[0], stmt.value
-    if not isinstance(target, (gast.Tuple, gast.List)) or not _names_only(target):
+    if not isinstance(target, (gast.Tuple, gast.List)) or not _names_only(target, stars=True):
         return False
     if isinstance(value, _KEPT_VALUES):
         return False
@@ -167,11 +312,18 @@ def _lowered(stmt: gast.stmt, unordered: set[str]) -> bool:
     return not (isinstance(value, gast.Name) and value.id in unordered)
 
 
-def _names_only(target: gast.expr) -> bool:
-    """Whether ``target`` is names and nested tuples of names (no ``*rest``)."""
+def _names_only(target: gast.expr, stars: bool = False) -> bool:
+    """Whether ``target`` is names and nested tuples of names (``stars``: or ``*rest``
+    inside a nested one, ``(a, *rest), b = v``)."""
     if isinstance(target, gast.Name):
         return True
-    return isinstance(target, (gast.Tuple, gast.List)) and all(map(_names_only, target.elts))
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return False
+    return all(
+        (stars and isinstance(e, gast.Starred) and isinstance(e.value, gast.Name))
+        or _names_only(e, stars)
+        for e in target.elts
+    )
 
 
 def _unordered_names(tree: gast.FunctionDef) -> set[str]:
@@ -195,8 +347,11 @@ def _is_unordered(value: gast.expr) -> bool:
     )
 
 
-def _by_index(stmt: gast.Assign, source: Source, namer: Namer) -> list[gast.stmt]:
-    """``a, (b, c) = v`` as checks and ``a = v[0]; _t = v[1]; b = _t[0]; c = _t[1]``."""
+def _by_index(
+    stmt: gast.Assign, source: Source, namer: Namer, copied: bool = False
+) -> list[gast.stmt]:
+    """``a, (b, c) = v`` as checks and ``a = v[0]; _t = v[1]; b = _t[0]; c = _t[1]``
+    (``copied``: ``v`` was ``tuple(v)`` or ``list(v)``, for the message of a dict's keys)."""
     target, value = stmt.targets[0], stmt.value
     text = source.line_text(getanno(stmt, "origin", stmt)) or "an unpacking"
     out: list[gast.stmt] = []
@@ -208,8 +363,8 @@ def _by_index(stmt: gast.Assign, source: Source, namer: Namer) -> list[gast.stmt
         out.append(build.assign(temp, value))
         value = build.load(temp)
 
-    def unpack(target: gast.expr, value: gast.Name) -> None:
-        out.append(_unordered_check(value, text, source, namer))
+    def unpack(target: gast.expr, value: gast.Name, copied: bool = False) -> None:
+        out.append(_unordered_check(value, text, source, namer, copied))
         out.append(_length_check(value, len(target.elts), text, source, namer))
         for k, elt in enumerate(target.elts):
             item = gast.Subscript(value=build.load(value.id), slice=build.const(k), ctx=gast.Load())
@@ -218,35 +373,39 @@ def _by_index(stmt: gast.Assign, source: Source, namer: Namer) -> list[gast.stmt
             else:
                 temp = namer.temp()
                 out.append(build.assign(temp, item))
-                unpack(elt, build.load(temp))
+                if any(isinstance(e, gast.Starred) for e in elt.elts):
+                    out.append(build.assign(elt, build.load(temp)))  # for _by_star
+                else:
+                    unpack(elt, build.load(temp))
 
-    unpack(target, value)
-    origin = getanno(stmt, "origin", stmt)
-    for new in out:
-        for node in gast.walk(new):
-            if isinstance(node, (gast.stmt, gast.expr)):
-                gast.copy_location(node, stmt)
-        setanno(new, "origin", origin)
-    return out
+    unpack(target, value, copied)
+    return _located(out, stmt)
 
 
-def _length_check(value: gast.Name, count: int, text: str, source: Source, namer: Namer) -> gast.If:
-    """``if len(value) != count: raise ValueError(...)``, as Python's unpacking raises."""
+def _length_check(
+    value: gast.Name, count: int, text: str, source: Source, namer: Namer, at_least: bool = False
+) -> gast.If:
+    """``if len(value) != count: raise ValueError(...)``, as Python's unpacking raises
+    (``< count`` for a target with a starred name)."""
     length = _builtin("len", source, namer)
     error = _builtin("ValueError", source, namer)
     test = gast.Compare(
         left=build.call(length, build.load(value.id)),
-        ops=[gast.NotEq()],
+        ops=[gast.Lt() if at_least else gast.NotEq()],
         comparators=[build.const(count)],
     )
-    message = f"wrong number of values to unpack (expected {count}): {text.rstrip(':')}"
+    expected = f"at least {count}" if at_least else str(count)
+    message = f"wrong number of values to unpack (expected {expected}): {text.rstrip(':')}"
     fail = gast.Raise(exc=build.call(error, build.const(message)), cause=None)
     return gast.If(test=test, body=[fail], orelse=[])
 
 
-def _unordered_check(value: gast.Name, text: str, source: Source, namer: Namer) -> gast.If:
+def _unordered_check(
+    value: gast.Name, text: str, source: Source, namer: Namer, copied: bool = False
+) -> gast.If:
     """``if isinstance(value, (dict, set, frozenset)): raise TypeError(...)``: those unpack
-    into their keys, which indexing would not give (a dict argument with keys 0, 1)."""
+    into their keys, which indexing would not give (a dict argument with keys 0, 1);
+    ``copied``: the unpacked value was ``tuple(value)`` or ``list(value)``."""
     test = build.call(
         _builtin("isinstance", source, namer),
         build.load(value.id),
@@ -255,6 +414,11 @@ def _unordered_check(value: gast.Name, text: str, source: Source, namer: Namer) 
         ),
     )
     message = f"a dict or set unpacks into its keys (write list(d)): {text.rstrip(':')}"
+    if copied:
+        message = (
+            "unpacking tuple() or list() of a dict or set (its keys) is not supported; "
+            f"unpack the keys written out: {text.rstrip(':')}"
+        )
     fail = gast.Raise(
         exc=build.call(_builtin("TypeError", source, namer), build.const(message)), cause=None
     )
