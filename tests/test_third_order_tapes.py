@@ -238,6 +238,12 @@ def test_what_the_code_does_not_say_is_not_followed(source):
         (np.triu, {"k"}),
         (np.tril, {"k"}),
         (np.rollaxis, {"axis", "start"}),
+        (np.sum, {"axis", "keepdims"}),
+        (np.mean, {"axis", "keepdims"}),
+        (np.prod, {"axis", "keepdims"}),
+        (np.max, {"axis", "keepdims"}),
+        (np.var, {"axis", "ddof", "keepdims"}),
+        (np.std, {"axis", "ddof", "keepdims"}),
     ],
 )
 def test_integer_operands_of_linear_ops_are_static(op, params):
@@ -247,3 +253,11 @@ def test_integer_operands_of_linear_ops_are_static(op, params):
     # its argument 'shift' is not implemented"
     assert params <= set(lookup(op).static)
     assert params <= set(lookup_tangent(op).static)
+
+
+def test_a_slice_carries_no_derivative():
+    # campaign seeds 2700001, 2700096, 2700189: ``x[..., k % 2:]`` with a loop counter
+    # taken to vary at second order, "no tangent rule for slice"
+    from srcad.adjoints.registry import is_nondifferentiable
+
+    assert is_nondifferentiable(slice)

@@ -40,7 +40,7 @@ nondifferentiable(
 nondifferentiable(
     np.shape, np.ndim, np.size, np.result_type,
     builtins.len, builtins.int, builtins.bool, builtins.round, builtins.range,
-    builtins.isinstance, builtins.type,
+    builtins.slice, builtins.isinstance, builtins.type,
     Attribute("shape"), Attribute("ndim"), Attribute("size"), Attribute("dtype"),
 )  # fmt: skip
 

@@ -19,30 +19,36 @@ from srcad.runtime.complexes import conj_if_complex, real_part
 from srcad.runtime.numeric import initial_parts
 from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp, spread_weights
 
+#: operands that say which axes, not values: integers, however they were computed (a loop
+#: counter popped off a tape at third order must not be taken to vary)
+_AXES = ("axis", "keepdims")
+_SPREAD = ("axis", "ddof", "keepdims")
 
-@linear(np.sum, Method("sum"), changes_shape=True, reduces=True)
+
+@linear(np.sum, Method("sum"), static=_AXES, changes_shape=True, reduces=True)
 def sum(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims)
 
 
-@linear(np.mean, Method("mean"), changes_shape=True, reduces=True)
+@linear(np.mean, Method("mean"), static=_AXES, changes_shape=True, reduces=True)
 def mean(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y] / count(x, axis), x, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.prod, Method("prod"), changes_shape=True, reduces=True)
+@adjoint(np.prod, Method("prod"), static=_AXES, changes_shape=True, reduces=True)
 def prod(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * prod_others(x, axis)
 
 
 @adjoint(
-    np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), changes_shape=True, reduces=True
-)
+    np.max, np.amax, Method("max"), np.min, np.amin, Method("min"),
+    static=_AXES, changes_shape=True, reduces=True,
+)  # fmt: skip
 def max(y, x, axis=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * extremum_share(x, y, axis, keepdims)
 
 
-@adjoint(np.var, Method("var"))
+@adjoint(np.var, Method("var"), static=_SPREAD)
 def var(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     scale = 2 / (count(x, axis) - ddof)
@@ -51,7 +57,7 @@ def var(y, x, axis=None, ddof=0, keepdims=False):
     )
 
 
-@adjoint(np.std, Method("std"))
+@adjoint(np.std, Method("std"), static=_SPREAD)
 def std(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     # zero spread (one element, or all equal): centred is 0 there, and so the subgradient
@@ -175,25 +181,25 @@ def cumprod(y, x, axis=None):
 # ---- tangents ----
 
 
-@tangent(np.prod, Method("prod"))
+@tangent(np.prod, Method("prod"), static=_AXES)
 def prod_tangent(y, x, axis=None, keepdims=False):
     d[y] = xp.sum(d[x] * prod_others(x, axis), axis=axis, keepdims=keepdims)
 
 
-@tangent(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"))
+@tangent(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), static=_AXES)
 def max_tangent(y, x, axis=None, keepdims=False):
     share = extremum_share(x, y, axis, keepdims)
     d[y] = xp.sum(d[x] * share, axis=axis, keepdims=keepdims)
 
 
-@tangent(np.var, Method("var"))
+@tangent(np.var, Method("var"), static=_SPREAD)
 def var_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     scale = 2 / (count(x, axis) - ddof)
     d[y] = xp.real(xp.sum(d[x] * conj_if_complex(centred), axis=axis, keepdims=keepdims)) * scale
 
 
-@tangent(np.std, Method("std"))
+@tangent(np.std, Method("std"), static=_SPREAD)
 def std_tangent(y, x, axis=None, ddof=0, keepdims=False):
     centred = x - xp.mean(x, axis=axis, keepdims=True)
     spread = (count(x, axis) - ddof) * unit_if_zero(y)
