@@ -501,7 +501,7 @@ class ProgramWriter:
                 "np.log(1.5 + np.sin({}))", "np.abs({})", "helper({}, 0.5)",
                 "branchy({}, {t})", "({} ** 2 * 0.25)", "smooth({})", "checked({}, {t})",
                 "soft({}, 0.75)", "blend({0}, np.cos({0}), 0.75)",
-                "(np.sum(tripled_at({0}, 0)) * 0.1 + {0} * {0} * 0.5)",
+                "(np.sum(tripled_at(np.atleast_1d({0}), 0)) * 0.1 + {0} * {0} * 0.5)",
                 "(row_total({0}) * 0.5 + {0})",
             ]  # fmt: skip
             form = rng.choice(forms)

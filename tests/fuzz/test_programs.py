@@ -470,7 +470,7 @@ import numpy as np
 
 
 def line(t):
-    return np.sum(F(X + t * V, Y, W))
+    return np.sum(F(X + t * V, Y * 1.0, W))  # (a new y each call: f may update its own)
 """
 
 
