@@ -61,7 +61,7 @@ _LIKE = [np.zeros_like, np.ones_like, np.empty_like]
 _OTHER = {
     np.nonzero: "indices", np.argpartition: "indices", np.floor_divide: "piecewise constant",
     np.result_type: "a dtype", builtins.range: "integers", builtins.isinstance: "a bool",
-    builtins.type: "a type", np.s_: "slices", np.index_exp: "slices",
+    builtins.type: "a type", np.s_: "slices", np.index_exp: "slices", builtins.slice: "a slice",
     np.fft.fftfreq: "frequencies from a length", np.fft.rfftfreq: "frequencies from a length",
 }  # fmt: skip
 _KEYS = {
