@@ -529,6 +529,12 @@ class TupleResultVJP:
         return TupleResultVJP(self.inner.masked())  # type: ignore[arg-type]
 
 
+def flat_wrt(count: int, wrt: tuple[int, ...]) -> tuple[int, ...]:
+    """The positions of ``flat(p0, ..., p{count-1}, g)`` that ``wrt`` of
+    ``fun(residuals, g)`` names: every residual for 0, ``g`` for 1."""
+    return (*(range(count) if 0 in wrt else ()), *((count,) if 1 in wrt else ()))
+
+
 class FlatResidualsVJP:
     """Reverse-mode calls of a custom_jvp function's transposed rule in code differentiated
     again: passes the residuals to ``flat(p0, p1, g)`` one by one and returns their

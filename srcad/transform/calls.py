@@ -39,6 +39,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     TreeResultVJP,
     TupleResultVJP,
     call_arguments,
+    flat_wrt,
     own_signature,
     positional,
 )
@@ -412,8 +413,7 @@ class _FlatResidualsBackward:
         """The handle generated code calls (see srcad.kernels.function)."""
         if mode != "vjp":
             return _handle_of(self, CallJVP(self.fun, wrt))
-        flat_wrt = (*(range(self.count) if 0 in wrt else ()), *((self.count,) if 1 in wrt else ()))
-        inner = CallVJP(self.flat, flat_wrt)
+        inner = CallVJP(self.flat, flat_wrt(self.count, wrt))
         return _handle_of(self, FlatResidualsVJP(inner, self.count, wrt, self.srcad_results))
 
 

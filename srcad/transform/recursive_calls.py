@@ -32,7 +32,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from srcad.runtime.calls import Functions
+from srcad.runtime.calls import Functions, flat_wrt
 from srcad.runtime.lists import residual
 from srcad.runtime.recursive_handles import TupleForwardVJP
 from srcad.transform.calls import CallJVP, CallVJP, own_signature
@@ -293,19 +293,19 @@ class RecursionBackward:
         count = self.count
         flat = RecursionBackward(self.flat, self.recursion, self.srcad_results)
         inner = self._call_of(self.flat, flat)
-        flat_wrt = (*(range(count) if 0 in wrt else ()), *((count,) if 1 in wrt else ()))
-        handle = inner.srcad_handle("vjp", flat_wrt)
+        positions = flat_wrt(count, wrt)
+        handle = inner.srcad_handle("vjp", positions)
         name = self.__name__
         params = [f"p{k}" for k in range(count)]
         given = [f"g{k}" for k in range(inner.outputs)]  # (one per cotangent it returns)
         lines = [f"{p} = residual(residuals, {k})" for k, p in enumerate(params)]
         lines.append(f"value, kept = __srcad_forward__({', '.join([*params, 'g'])})")
         scope = {"__srcad_forward__": handle.forward, "residual": residual}
-        key = ("recursion flat forward", id(self.flat), flat_wrt)
+        key = ("recursion flat forward", id(self.flat), positions)
         forward = new_caller(
             key, self.flat, f"{name}_forward", "residuals, g", "value, kept", scope, lines
         )
-        names = [f"c{k}" for k in range(len(flat_wrt))]
+        names = [f"c{k}" for k in range(len(positions))]
         lines = [f"{', '.join(names)}, = __srcad_backward__(kept, {', '.join(given)})"]
         results = []
         if 0 in wrt:
@@ -314,7 +314,7 @@ class RecursionBackward:
         if 1 in wrt:
             results.append(names[-1])
         scope = {"__srcad_backward__": handle.backward}
-        key = ("recursion flat backward", id(self.flat), flat_wrt)
+        key = ("recursion flat backward", id(self.flat), positions)
         backward = new_caller(
             key, self.flat, f"{name}_backward", ", ".join(["kept", *given]),
             f"({', '.join(results)},)", scope, lines,
