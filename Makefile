@@ -26,8 +26,9 @@ quickstart: $(VENV)/.created
 	$(PY) -m pip install --quiet -e .
 	$(PY) examples/quickstart.py
 
+# on every core (pytest-xdist): about 7 minutes on 2 cores, 12 on one
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # the documentation site, from docs/ and the docstrings, into build/site (a test builds it too)
 docs: $(VENV)/.installed

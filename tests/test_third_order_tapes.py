@@ -57,6 +57,47 @@ def test_a_pushed_value_whose_pops_are_dropped_needs_no_adjoint():
     check_along_varying_directions(f, (X,))
 
 
+# ---- a constant saved beside varied values, its save split off (fuzz seed 2600280) ----
+
+
+def branchy(p, t):
+    if np.sum(p) > t:
+        return np.tanh(p) * 2.0
+    return p * 0.5 + 0.1
+
+
+def zero_power_in_nested_whiles(x, y):
+    b = y * x
+    c = x + y
+    u = np.sin(x) * y
+    k1 = 0
+    while k1 < 3:
+        k1 = k1 + 1
+        k2 = 0
+        while k2 < 3 and np.sum(y) < 0.43:
+            k2 = k2 + 1
+            if np.sum(b) > 0.87:
+                pass
+            elif c[1].sum() > 0.97:
+                b = np.tanh(branchy(y, -0.43)) + x
+            else:
+                u[0] = np.sum(np.cos(b)) * 0.26
+        c = np.zeros_like(c) ** (1.5 + np.sin(c))
+    return np.sum(b * c + u)
+
+
+def test_a_constant_saved_beside_varied_values_stays_constant():
+    # the gradient's tape, whose stack the pairing cannot follow here, carries the zeros
+    # beside varied arrays, and an element of u saved by `saved(u, 0)`, which the code
+    # differentiated again splits into a temporary pushed and another popped: the zeros
+    # were taken to vary (with a zero tangent) because not every push was of a name
+    # restored into that name; the power's base term 1.5 * 0 ** -0.5 * 0 was NaN
+    x = np.array([[0.99965278, 0.39060031], [0.25702676, -0.97391422]])
+    y = np.array([-0.07184903, -0.40444838])
+    with np.errstate(divide="raise", invalid="raise"):
+        srcad.check_grad(zero_power_in_nested_whiles, x, y, wrt=(0, 1), order=2, modes=("fwd",))
+
+
 # ---- an integer off a tape that carries varied values ----
 
 

@@ -22,7 +22,9 @@ from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
+from srcad.transform.normalize.display_arguments import flatten_display_arguments
 from srcad.transform.normalize.factors import split_factors
+from srcad.transform.normalize.helper_results import split_helper_results
 from srcad.transform.normalize.helpers import inline_helpers
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
@@ -94,9 +96,9 @@ def normalize(
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
     tree = stack_literals(rewrite_option_forms(tree, source), source, namer)
-    tree = split_factors(tree, source, namer)
+    tree = split_helper_results(split_factors(tree, source, namer), source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
-    tree = spread_stars(tree)
+    tree = spread_stars(flatten_display_arguments(tree, source, namer))
     tree = guard_number_params(fence(tree, source), source, namer)
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(unroll_constant_loops(desugar(tree)), source, namer)

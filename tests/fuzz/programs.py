@@ -276,7 +276,8 @@ FAMILIES = {
     "data-dependent mutual recursion", "statements before a jump",
     "a value read on the next turn", "for/else", "arrays made and updated in a try body",
     "lists unpacked", "module globals at second order", "users' rules named as srcad's",
-    "a loop counter as a static operand",
+    "a loop counter as a static operand", "a constant beside varied values on a tape",
+    "a helper's results in one name",
 }  # fmt: skip
 
 
@@ -610,7 +611,22 @@ class ProgramWriter:
                 self.constructs.add("tuple-returning helpers")
                 first, second = rng.sample(TARGETS, 2)
                 p, q = self.full_expr(names), self.expr(names).code
-                out.append([f"{first}, {second} = pair({p}, {q})"])
+                if rng.random() < 0.3:
+                    # both results taken into one name, then read (refused in reverse mode
+                    # until stop 26)
+                    self.constructs.add("a helper's results in one name")
+                    self.loops += 1
+                    r = f"r{self.loops}"
+                    out.append([f"{r} = pair({p}, {q})"])
+                    reads = [
+                        [f"{first}, {second} = {r}"],
+                        [f"{first} = {r}[0]", f"{second} = {r}[-1] * len({r}) * 0.5"],
+                        # the tuple name passed whole to a helper taking it apart
+                        [f"{first} = pairdot({r})", f"{second} = {r}[1] * 0.5"],
+                    ]
+                    out.append(reads[rng.randrange(3)])
+                else:
+                    out.append([f"{first}, {second} = pair({p}, {q})"])
             elif kind < 0.54:
                 out.append(self.container(names))
             elif kind < 0.68:
@@ -723,11 +739,18 @@ class ProgramWriter:
             keywords = rng.choice([f"s={q}", f"t={q}", f"s={q}, t={p}", "**{'t': 0.5}"])
             return [[f"{target} = opts({p}, {keywords})"]]
         if choice < 0.85:
-            # refused in both modes (forward mode once gave it a zero tangent)
+            # passed element by element since stop 26 (refused in both modes before;
+            # forward mode once gave it a zero tangent)
             self.constructs.add("a display passed to a helper")
             return [[f"{target} = pairdot(({p}, {q}))"]]
-        self.constructs.add("one-tuple results")
-        return [[f"({target},) = single({p})"]]
+        if choice < 0.92:
+            self.constructs.add("one-tuple results")
+            return [[f"({target},) = single({p})"]]
+        # a helper's two results taken into one name (refused in reverse mode until stop 26)
+        self.constructs.add("a helper's results in one name")
+        r = f"r{self.loops}"
+        read = rng.choice([f"{r}[0] * 0.5 + {r}[-1]", f"np.stack({r})[1] * len({r})"])
+        return [[f"{r} = pair({p}, {q})"], [f"{target} = {read}"]]
 
     def rebinding(self, names: list[str]) -> list[list[str]]:
         """A name bound in a loop that runs no turn or an untaken branch, then rebound
@@ -1120,6 +1143,18 @@ class ProgramWriter:
                 ]
             )
             body.append([f"{target} = {use} * 0.5 + {target} * 0.5"])
+        if self.rng.random() < 0.2:
+            # a constant saved on a tape beside varied values each turn, whose derivative
+            # is infinite (0 ** p, p < 1): taken to vary at second order, its zero tangent
+            # times that derivative is NaN (campaign seed 2600280)
+            self.constructs.add("a constant beside varied values on a tape")
+            target = self.rng.choice(["a", "b", "c"])
+            body.append(
+                [
+                    f"z{self.loops} = np.zeros_like({target})",
+                    f"{target} = {target} * 0.5 + z{self.loops} ** (0.5 + np.sin({target}) * 0.2)",
+                ]
+            )
         self.jump(names, body, 1)  # after the counter moves: a continue cannot spin
         test = f"{counter} < {limit} and not ({self.threshold(names, 0, 5)})"
         return [[f"{counter} = 0"], [f"while {test}:", *_indent(body)]]

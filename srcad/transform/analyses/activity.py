@@ -103,8 +103,8 @@ class _Flow:
     local: set[str]
     body: list[gast.stmt]
     tapes: set[str]
-    #: tapes whose every push and pop names one variable, the same on both sides
-    by_name: set[str]
+    #: per tape, the names pushed and popped into, whose values travel apart (channel)
+    by_name: dict[str, set[str]]
     carrying: set[tuple[str, str | None]]
     #: the pushes each pop takes, on the tapes whose stacks the code says
     pairs: TapePairs
@@ -136,7 +136,7 @@ class _Flow:
         pair by name, the name too (generated code restores a value into the name it was
         saved from, so a constant saved beside varied values stays constant)."""
         tape = call.func.value.id
-        if tape in self.by_name and isinstance(value, gast.Name):
+        if isinstance(value, gast.Name) and value.id in self.by_name[tape]:
             return tape, value.id
         return tape, None
 
@@ -180,20 +180,20 @@ def analyse_activity(
     return Activity(frozenset(varied), frozenset(useful), frozenset(unread))
 
 
-def _paired_by_name(body: list[gast.stmt], tapes: set[str]) -> set[str]:
-    """The ``tapes`` on which every push is of a name and every pop goes into a name, the
-    same names on both sides (the tapes of restored values); on others (an adjoint tape
-    whose pops are added into sums) a pop is paired with a push by order alone."""
-    pushed: dict[str, set[str | None]] = {t: set() for t in tapes}
-    popped: dict[str, set[str | None]] = {t: set() for t in tapes}
+def _paired_by_name(body: list[gast.stmt], tapes: set[str]) -> dict[str, set[str]]:
+    """For each of ``tapes``, the names both pushed and popped into: generated code puts
+    a value saved from a name back into that name (the tapes of restored values). Other
+    pushes and pops (``saved(u, 0)`` split into a temporary, an adjoint tape whose pops are
+    added into sums) pair with each other by order alone."""
+    pushed: dict[str, set[str]] = {t: set() for t in tapes}
+    popped: dict[str, set[str]] = {t: set() for t in tapes}
     for stmt in all_statements(body):
         push, pop = tape_call(stmt, tapes, "push"), tape_call(stmt, tapes, "pop")
-        if push is not None:
-            value = push.args[0]
-            pushed[push.func.value.id].add(value.id if isinstance(value, gast.Name) else None)
-        elif pop is not None and (target := _popped_into(stmt)) is not None:
-            popped[pop.func.value.id].add(target.id if isinstance(target, gast.Name) else None)
-    return {t for t in tapes if None not in pushed[t] and pushed[t] == popped[t]}
+        if push is not None and isinstance(value := push.args[0], gast.Name):
+            pushed[push.func.value.id].add(value.id)
+        elif pop is not None and isinstance(target := _popped_into(stmt), gast.Name):
+            popped[pop.func.value.id].add(target.id)
+    return {t: pushed[t] & popped[t] for t in tapes}
 
 
 def active_tapes(body: list[gast.stmt], tapes: set[str], activity: Activity) -> frozenset[str]:

@@ -52,6 +52,7 @@ from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.helper_results import returned as helper_results
 from srcad.transform.normalize.lists import holds_list, stored_values
 from srcad.transform.normalize.tuples import split_tuples
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
@@ -573,6 +574,9 @@ class _Picker(Transformer):
         count = getattr(op, "srcad_results", None)  # a handle's function (calls.py)
         if isinstance(count, int):
             return [f"result{k}" for k in range(count)]
+        returned = helper_results(op)  # a helper returning a display: one per element
+        if returned is not None and returned[0] is not gast.Name:
+            return [f"result{k}" for k in range(returned[1])]
         rule = lookup(op) or lookup_tangent(op)
         if rule is None or not rule.results:
             return None

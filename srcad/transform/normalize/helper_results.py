@@ -1,0 +1,157 @@
+"""A helper's several results taken into one name, and a helper's list unpacked.
+
+A helper returning a tuple or list display has one result per element: its derivative
+takes one cotangent per element. ``state = cell(x)`` (one name for ``return h, c``)
+becomes ``state_0, state_1 = cell(x); state = (state_0, state_1)``, which split_tuples
+then follows like any tuple name (``state[0]``, ``h, c = state``); a list display gives a
+list (``[state_0, state_1]``). A helper returning a list display by name has one result,
+a list: ``a, b = parts(x)`` becomes ``parts_result = parts(x); a, b = parts_result``,
+unpacked by index.
+
+What the helper returns is read from its source: every ``return`` a flat display of one
+length and kind, a name bound only to tuple displays of one length, or a name bound only
+to list displays and never changed. Other helpers are left as they are (their derivative
+says how many results they have).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gast
+
+from srcad.errors import SourceUnavailableError
+from srcad.runtime.calls import FlatCall
+from srcad.transform import build
+from srcad.transform.anno import getanno, setanno
+from srcad.transform.calls import user_callee
+from srcad.transform.frontend import MISSING, Source, parse_function
+from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.walk import all_statements, rewrite_bodies
+
+_DISPLAYS = (gast.Tuple, gast.List)
+
+
+def split_helper_results(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """Rewrite the calls of helpers whose results the target does not match (module doc)."""
+    local = local_names(tree)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            out.extend(_rewritten(stmt, source, namer, local) or [stmt])
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
+
+
+def _rewritten(stmt: gast.stmt, source: Source, namer: Namer, local: set[str]) -> list | None:
+    if not (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.value, gast.Call)
+    ):
+        return None
+    results = returned(source.resolve(stmt.value.func, local))
+    if results is None:
+        return None
+    kind, count = results
+    target = stmt.targets[0]
+    origin = getanno(stmt, "origin", stmt)
+    if isinstance(target, gast.Name) and count > 1:
+        parts = [namer.fresh(f"{target.id}_{k}") for k in range(count)]
+        unpack = build.assign(
+            build.tuple_([build.store(p) for p in parts], gast.Store()), stmt.value
+        )
+        elts = [build.load(p) for p in parts]
+        display = gast.List(elts=elts, ctx=gast.Load()) if kind is gast.List else build.tuple_(elts)
+        whole = build.assign(build.store(target.id), display)
+    elif isinstance(target, _DISPLAYS) and count == 1 and kind is gast.Name:
+        result = namer.fresh(f"{_name(stmt.value.func)}_result")
+        unpack = build.assign(build.store(result), stmt.value)
+        whole = build.assign(target, build.load(result))
+    else:
+        return None
+    for new in (unpack, whole):
+        gast.copy_location(new, stmt)
+        setanno(new, "origin", origin)
+    return [unpack, whole]
+
+
+def _name(func: gast.expr) -> str:
+    return func.id if isinstance(func, gast.Name) else getattr(func, "attr", "call")
+
+
+def returned(obj: Any) -> tuple[type, int] | None:
+    """``(gast.Tuple or gast.List, n)`` for a helper every ``return`` of which is a flat
+    display of n elements of that kind; ``(gast.Name, 1)`` for one returning only names
+    it binds to list displays and never changes; None otherwise (or not a plain Python
+    helper)."""
+    if isinstance(obj, FlatCall):
+        obj = obj.fun  # displays passed to it element by element (display_arguments.py)
+    if obj is MISSING or not inspect.isfunction(obj):
+        return None
+    callee = user_callee(obj)
+    if callee is None or callee[0] is not obj:
+        return None
+    try:
+        tree = parse_function(obj).tree
+    except SourceUnavailableError:
+        return None
+    if any(
+        isinstance(n, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(tree) if n is not tree
+    ):
+        return None  # a return of a function inside is not the helper's
+    bound: list[gast.expr] = []
+    returns = [
+        s.value
+        for s in all_statements(tree.body)
+        if isinstance(s, gast.Return) and s.value is not None
+    ]
+    if not returns:
+        return None
+    if all(isinstance(r, gast.Name) for r in returns):
+        names = {r.id for r in returns}
+        bound = [
+            s.value
+            for s in all_statements(tree.body)
+            if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign))
+            and any(
+                isinstance(n, gast.Name) and n.id in names
+                for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+                for n in gast.walk(t)
+            )
+        ]
+        if bound and all(isinstance(v, gast.List) and v.elts for v in bound):
+            if not _changed(tree, names):
+                return gast.Name, 1  # a list display, returned by name
+        returns = bound  # a tuple split into one name per element (split_tuples)
+    if returns and all(isinstance(r, _DISPLAYS) for r in returns):
+        kinds = {type(r) for r in returns}
+        lengths = {len(r.elts) for r in returns}
+        nested = any(
+            isinstance(e, (*_DISPLAYS, gast.Dict, gast.Starred)) for r in returns for e in r.elts
+        )
+        if kinds == {gast.Tuple} or (kinds == {gast.List} and returns is not bound):
+            if len(lengths) == 1 and not nested:
+                return kinds.pop(), lengths.pop()
+    return None
+
+
+def _changed(tree: gast.FunctionDef, names: set[str]) -> bool:
+    """Whether a method of one of ``names`` is called (``out.append(v)``) or one is
+    extended (``out += vs``): a list built up, whose derivative takes its gradient as a
+    list (a list the caller cannot yet give)."""
+    for node in gast.walk(tree):
+        if (
+            isinstance(node, gast.Attribute)
+            and isinstance(node.value, gast.Name)
+            and node.value.id in names
+        ):
+            return True
+        if isinstance(node, gast.AugAssign) and getattr(node.target, "id", None) in names:
+            return True
+    return False
