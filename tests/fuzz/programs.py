@@ -63,6 +63,12 @@ def pair(p, q):
     return s * q, p - q * 0.25
 
 
+def pair_by_branch(p, q):
+    if np.sum(p) > 0.3:
+        return np.tanh(p) * q, p * 0.5
+    return p - q * 0.25, np.cos(p) * q
+
+
 def branchy(p, t):
     if np.sum(p) > t:
         return np.tanh(p) * 2.0
@@ -277,7 +283,7 @@ FAMILIES = {
     "a value read on the next turn", "for/else", "arrays made and updated in a try body",
     "lists unpacked", "module globals at second order", "users' rules named as srcad's",
     "a loop counter as a static operand", "a constant beside varied values on a tape",
-    "a helper's results in one name",
+    "a helper's results in one name", "tuples from two returns",
 }  # fmt: skip
 
 
@@ -602,31 +608,15 @@ class ProgramWriter:
             elif kind < 0.54 and self.second_order and (kind < 0.47 or not self.mutable):
                 if rng.random() < 0.3:
                     out.extend(self.rebinding(names))
+                elif self.helpers and rng.random() < 0.25:
+                    out.extend(self.tuple_call(names))  # written out at second order
                 else:
                     out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
             elif kind < 0.47:
                 if not self.helpers:
                     out.append([f"{rng.choice(TARGETS)} = {self.full_expr(names)}"])
                     continue
-                self.constructs.add("tuple-returning helpers")
-                first, second = rng.sample(TARGETS, 2)
-                p, q = self.full_expr(names), self.expr(names).code
-                if rng.random() < 0.3:
-                    # both results taken into one name, then read (refused in reverse mode
-                    # until stop 26)
-                    self.constructs.add("a helper's results in one name")
-                    self.loops += 1
-                    r = f"r{self.loops}"
-                    out.append([f"{r} = pair({p}, {q})"])
-                    reads = [
-                        [f"{first}, {second} = {r}"],
-                        [f"{first} = {r}[0]", f"{second} = {r}[-1] * len({r}) * 0.5"],
-                        # the tuple name passed whole to a helper taking it apart
-                        [f"{first} = pairdot({r})", f"{second} = {r}[1] * 0.5"],
-                    ]
-                    out.append(reads[rng.randrange(3)])
-                else:
-                    out.append([f"{first}, {second} = pair({p}, {q})"])
+                out.extend(self.tuple_call(names))
             elif kind < 0.54:
                 out.append(self.container(names))
             elif kind < 0.68:
@@ -714,6 +704,38 @@ class ProgramWriter:
                 f"    {target} = {p}",
             ]
         ]
+
+    def tuple_call(self, names: list[str]) -> list[list[str]]:
+        """A call of a helper returning two values: unpacked, or taken into one name and
+        read by index, unpacked or passed whole to a helper that takes it apart."""
+        rng = self.rng
+        out: list[list[str]] = []
+        self.constructs.add("tuple-returning helpers")
+        first, second = rng.sample(TARGETS, 2)
+        helper = "pair"
+        if rng.random() < 0.3:
+            # tuples from two returns (at second order, written out: its result
+            # once started as None, refused as a container until stop 26)
+            self.constructs.add("tuples from two returns")
+            helper = "pair_by_branch"
+        p, q = self.full_expr(names), self.expr(names).code
+        if rng.random() < 0.3:
+            # both results taken into one name, then read (refused in reverse mode
+            # until stop 26)
+            self.constructs.add("a helper's results in one name")
+            self.loops += 1
+            r = f"r{self.loops}"
+            out.append([f"{r} = {helper}({p}, {q})"])
+            reads = [
+                [f"{first}, {second} = {r}"],
+                [f"{first} = {r}[0]", f"{second} = {r}[-1] * len({r}) * 0.5"],
+                # the tuple name passed whole to a helper taking it apart
+                [f"{first} = pairdot({r})", f"{second} = {r}[1] * 0.5"],
+            ]
+            out.append(reads[rng.randrange(3)])
+        else:
+            out.append([f"{first}, {second} = {helper}({p}, {q})"])
+        return out
 
     def calling_forms(self, target: str, p: str, q: str) -> list[list[str]]:
         """Calls written with stars, helpers taking **kwargs, a one-tuple unpacked, and a

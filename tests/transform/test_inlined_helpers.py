@@ -446,3 +446,21 @@ def test_a_helper_stacking_a_comprehension_at_second_order():
     # written out in code differentiated again, the helper's comprehension stayed one:
     # np.stack's rule refused it ("'arrays' must be a list or tuple written out")
     srcad.check_grad(calls_a_stacking_helper, np.array([0.3, 0.5, -0.8]), order=2)
+
+
+def pair_by_branch(p):
+    if np.sum(p) > 0:
+        return p * 2.0, np.cos(p)
+    return p, np.sin(p)
+
+
+def through_pair_by_branch(x):
+    a, b = pair_by_branch(x)
+    r = pair_by_branch(-x)
+    return np.sum(a * b) + np.sum(r[0] ** 2 * r[1])
+
+
+def test_a_helper_returning_tuples_from_two_returns_at_second_order():
+    # written out, its result started as None, a tuple name then assigned something other
+    # than a tuple: "building a container of differentiable values" (first order worked)
+    srcad.check_grad(through_pair_by_branch, X, modes=("rev", "fwd"), order=2)

@@ -425,7 +425,7 @@ class _Inliner:
                 orelse=[],
                 type_comment=None,
             )
-            body = [build.assign(result, build.const(None))]
+            body = [build.assign(result, _no_result(exits, result))]
             if any(isinstance(n, gast.Name) and n.id == flag for s in exits for n in gast.walk(s)):
                 body.append(build.assign(flag, build.const(False)))
             body.append(loop)
@@ -745,6 +745,24 @@ def _ends_in_its_only_return(body: list[gast.stmt]) -> bool:
         and body[-1] is returns[0]
         and body[-1].value is not None
     )
+
+
+def _no_result(exits: list[gast.stmt], result: str) -> gast.expr:
+    """What ``result`` holds before a ``return`` runs: None, or a tuple of as many Nones
+    when every ``return`` gives a tuple display of one length (so that split_tuples makes
+    the result one name per element, as for a helper with one ``return``)."""
+    values = [
+        node.value
+        for stmt in exits
+        for node in gast.walk(stmt)
+        if isinstance(node, gast.Assign)
+        and isinstance(node.targets[0], gast.Name)
+        and node.targets[0].id == result
+    ]
+    lengths = {len(v.elts) if isinstance(v, gast.Tuple) else None for v in values}
+    if len(lengths) != 1 or None in lengths:
+        return build.const(None)
+    return build.tuple_([build.const(None) for _ in range(lengths.pop())])
 
 
 def _is_none(value: gast.expr) -> bool:
