@@ -210,6 +210,10 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
     a real buffer takes the real part of a complex ``g``."""
     if _complex(g) and not _complex(buffer):
         g = g.real
+    if isinstance(buffer, list):
+        # a list's gradient (zeros_like): None is an element's zero gradient
+        buffer[index] = g if buffer[index] is None else buffer[index] + g
+        return
     if _is_basic(index):
         buffer[index] += g
         return

@@ -63,6 +63,15 @@ def pair(p, q):
     return s * q, p - q * 0.25
 
 
+def grown(p, n):
+    out = [p]
+    v = p
+    for _ in range(n):
+        v = np.sin(v) * 0.5 + p * 0.1
+        out.append(v)
+    return out
+
+
 def pair_by_branch(p, q):
     if np.sum(p) > 0.3:
         return np.tanh(p) * q, p * 0.5
@@ -283,7 +292,7 @@ FAMILIES = {
     "a value read on the next turn", "for/else", "arrays made and updated in a try body",
     "lists unpacked", "module globals at second order", "users' rules named as srcad's",
     "a loop counter as a static operand", "a constant beside varied values on a tape",
-    "a helper's results in one name", "tuples from two returns",
+    "a helper's results in one name", "tuples from two returns", "a list a helper builds",
 }  # fmt: skip
 
 
@@ -710,6 +719,20 @@ class ProgramWriter:
         read by index, unpacked or passed whole to a helper that takes it apart."""
         rng = self.rng
         out: list[list[str]] = []
+        if rng.random() < 0.2:
+            # a list the helper builds by appends, returned by name (indexing it crashed in
+            # reverse mode, unpacking or looping over it was refused, until stop 26)
+            self.constructs.add("a list a helper builds")
+            self.loops += 1
+            first = rng.choice(TARGETS)
+            r, v = f"grown{self.loops}", f"e{self.loops}"
+            p = self.full_expr(names)
+            forms = [
+                [[f"{r} = grown({p}, 2)"], [f"{first} = {r}[0] * 0.5 + {r}[-1] * len({r})"]],
+                [[f"{first}, {v}, _ = grown({p}, 2)"], [f"{first} = {first} + {v} * 0.5"]],
+                [[f"for {v} in grown({p}, 2):", f"    {first} = {first} * 0.5 + {v}"]],
+            ]
+            return forms[rng.randrange(3)]
         self.constructs.add("tuple-returning helpers")
         first, second = rng.sample(TARGETS, 2)
         helper = "pair"

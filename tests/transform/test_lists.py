@@ -150,3 +150,49 @@ def test_the_vstack_family_of_a_list_name(f, args):
     assert srcad.check_grad(f, *given, wrt=wrt, modes=("rev", "fwd")) < 1e-6
     # second order: forward over reverse (reverse over reverse of lists is still refused)
     assert srcad.check_grad(f, *given, wrt=wrt, order=2, modes=("fwd",)) < 1e-6
+
+
+# ---- a list a helper builds and returns (normalize/helper_results.py, lists.py) ----
+
+
+def built(p):
+    out = []
+    out.append(p * 2.0)
+    out.append(np.cos(p[:2]))  # another shape
+    out.append(np.sum(p**2))
+    return out
+
+
+def built_in_a_loop(p, n):
+    out = [p]
+    v = p
+    for _ in range(n):
+        v = np.sin(v) * 0.5
+        out.append(v)
+    return out
+
+
+def indexed_result(x):
+    r = built(x)
+    return np.sum(r[0]) * r[2] + np.sum(r[1] ** 2)
+
+
+def unpacked_result(x):
+    a, b, c = built(x)
+    return np.sum(a * c) + np.sum(np.tanh(b))
+
+
+def result_looped_over(x):
+    total = 0.0
+    for v in built_in_a_loop(x, 3):
+        total = total + np.sum(v**2)
+    items = built_in_a_loop(x * 0.5, 2)
+    return total + np.sum(np.stack(items) * x)
+
+
+@pytest.mark.parametrize("f", [indexed_result, unpacked_result, result_looped_over])
+def test_a_list_a_helper_builds_and_returns(f):
+    # indexing one crashed in reverse mode ("'numpy.ndarray' object has no attribute
+    # 'pop'": its gradient was made as an array), unpacking one was refused
+    x = np.array([0.3, -1.2, 2.0])
+    srcad.check_grad(f, x, modes=("rev", "fwd"), order=2)

@@ -4,9 +4,10 @@ A helper returning a tuple or list display has one result per element: its deriv
 takes one cotangent per element. ``state = cell(x)`` (one name for ``return h, c``)
 becomes ``state_0, state_1 = cell(x); state = (state_0, state_1)``, which split_tuples
 then follows like any tuple name (``state[0]``, ``h, c = state``); a list display gives a
-list (``[state_0, state_1]``). A helper returning a list display by name has one result,
-a list: ``a, b = parts(x)`` becomes ``parts_result = parts(x); a, b = parts_result``,
-unpacked by index.
+list (``[state_0, state_1]``). A helper returning a list by name (a display, or built up
+by appends) has one result, a list: ``a, b = parts(x)`` becomes ``parts_result =
+parts(x); a, b = parts_result``, unpacked by index (lists.py takes a name bound to such a
+call for a list).
 
 What the helper returns is read from its source: every ``return`` a flat display of one
 length and kind, a name bound only to tuple displays of one length, or a name bound only
@@ -55,7 +56,8 @@ def _rewritten(stmt: gast.stmt, source: Source, namer: Namer, local: set[str]) -
         and isinstance(stmt.value, gast.Call)
     ):
         return None
-    results = returned(source.resolve(stmt.value.func, local))
+    callee = source.resolve(stmt.value.func, local)
+    results = returned(callee) or ((gast.Name, 1) if returns_list(callee) else None)
     if results is None:
         return None
     kind, count = results
@@ -90,41 +92,14 @@ def returned(obj: Any) -> tuple[type, int] | None:
     display of n elements of that kind; ``(gast.Name, 1)`` for one returning only names
     it binds to list displays and never changes; None otherwise (or not a plain Python
     helper)."""
-    if isinstance(obj, FlatCall):
-        obj = obj.fun  # displays passed to it element by element (display_arguments.py)
-    if obj is MISSING or not inspect.isfunction(obj):
-        return None
-    callee = user_callee(obj)
-    if callee is None or callee[0] is not obj:
-        return None
-    try:
-        tree = parse_function(obj).tree
-    except SourceUnavailableError:
-        return None
-    if any(
-        isinstance(n, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(tree) if n is not tree
-    ):
-        return None  # a return of a function inside is not the helper's
-    bound: list[gast.expr] = []
-    returns = [
-        s.value
-        for s in all_statements(tree.body)
-        if isinstance(s, gast.Return) and s.value is not None
-    ]
+    tree = _helper_tree(obj)
+    returns = _returns(tree) if tree is not None else []
     if not returns:
         return None
+    bound: list[gast.expr] = []
     if all(isinstance(r, gast.Name) for r in returns):
         names = {r.id for r in returns}
-        bound = [
-            s.value
-            for s in all_statements(tree.body)
-            if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign))
-            and any(
-                isinstance(n, gast.Name) and n.id in names
-                for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
-                for n in gast.walk(t)
-            )
-        ]
+        bound = _bound(tree, names)
         if bound and all(isinstance(v, gast.List) and v.elts for v in bound):
             if not _changed(tree, names):
                 return gast.Name, 1  # a list display, returned by name
@@ -139,6 +114,59 @@ def returned(obj: Any) -> tuple[type, int] | None:
             if len(lengths) == 1 and not nested:
                 return kinds.pop(), lengths.pop()
     return None
+
+
+def returns_list(obj: Any) -> bool:
+    """Whether ``obj`` is a plain Python helper that returns, at every ``return``, a name
+    it binds only to list displays (empty ones too, appended to): its one result a list."""
+    tree = _helper_tree(obj)
+    returns = _returns(tree) if tree is not None else []
+    if not returns or not all(isinstance(r, gast.Name) for r in returns):
+        return False
+    bound = _bound(tree, {r.id for r in returns})
+    return bool(bound) and all(isinstance(v, gast.List) for v in bound)
+
+
+def _helper_tree(obj: Any) -> gast.FunctionDef | None:
+    """The parsed source of a plain Python helper with no function inside (whose returns
+    would not be the helper's); None for anything else."""
+    if isinstance(obj, FlatCall):
+        obj = obj.fun  # displays passed to it element by element (display_arguments.py)
+    if obj is MISSING or not inspect.isfunction(obj):
+        return None
+    callee = user_callee(obj)
+    if callee is None or callee[0] is not obj:
+        return None
+    try:
+        tree = parse_function(obj).tree
+    except SourceUnavailableError:
+        return None
+    inner = (gast.FunctionDef, gast.Lambda)
+    if any(isinstance(n, inner) for n in gast.walk(tree) if n is not tree):
+        return None
+    return tree
+
+
+def _returns(tree: gast.FunctionDef) -> list[gast.expr]:
+    return [
+        s.value
+        for s in all_statements(tree.body)
+        if isinstance(s, gast.Return) and s.value is not None
+    ]
+
+
+def _bound(tree: gast.FunctionDef, names: set[str]) -> list[gast.expr]:
+    """The values the helper binds ``names`` to (an augmented assignment's too)."""
+    return [
+        s.value
+        for s in all_statements(tree.body)
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign))
+        and any(
+            isinstance(n, gast.Name) and n.id in names
+            for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+            for n in gast.walk(t)
+        )
+    ]
 
 
 def _changed(tree: gast.FunctionDef, names: set[str]) -> bool:

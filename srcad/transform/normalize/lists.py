@@ -24,6 +24,7 @@ from srcad.transform.analyses.tbr import may_precede, positions
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.helper_results import returns_list
 from srcad.transform.normalize.walk import (
     RenameNames,
     all_statements,
@@ -377,8 +378,8 @@ def _runs_before(first: tuple, then: tuple) -> bool:
 
 def _list_names(tree: gast.FunctionDef, append: str, source: Source) -> set[str]:
     """Names holding a list: a display, an append, another such name, a slice or a list
-    element of one, or ``tuple``/``list`` of one (indexing each reads an element, whatever
-    its shape)."""
+    element of one, ``tuple``/``list`` of one, or the result of a helper of the user's
+    returning a list it builds (indexing each reads an element, whatever its shape)."""
     names: set[str] = set()
     local = _stored_names(tree)
     stores = stored_values(tree)
@@ -398,6 +399,9 @@ def _list_names(tree: gast.FunctionDef, append: str, source: Source) -> set[str]
                 )
                 or holds_list(value, names, stores)
                 or _copy_of_list(value, names, source, local)
+                or (
+                    isinstance(value, gast.Call) and returns_list(source.resolve(value.func, local))
+                )
             )
             if is_list and stmt.targets[0].id not in names:
                 names.add(stmt.targets[0].id)
