@@ -293,6 +293,7 @@ FAMILIES = {
     "lists unpacked", "module globals at second order", "users' rules named as srcad's",
     "a loop counter as a static operand", "a constant beside varied values on a tape",
     "a helper's results in one name", "tuples from two returns", "a list a helper builds",
+    "a name holding a list, then an array",
 }  # fmt: skip
 
 
@@ -962,6 +963,14 @@ class ProgramWriter:
             k, j = rng.randrange(len(parts)), rng.randrange(len(parts))
             if rng.random() < 0.5:
                 return self.list_unpacked(items, parts, target, k, j)
+            if rng.random() < 0.6:
+                # the list's name then bound to an array (refused until stop 26)
+                self.constructs.add("a name holding a list, then an array")
+                return [
+                    f"{items} = [{', '.join(parts)}]",
+                    f"{items} = np.stack({items})[{k}] + {items}[{j}] * 0.5",
+                    f"{target} = {items} * 0.5 + {target} * 0.5",
+                ]
             return [
                 f"{items} = [{', '.join(parts)}]",
                 f"{target} = {items}[{k}] * 0.5 + np.sin({items}[{j}])",

@@ -196,3 +196,42 @@ def test_a_list_a_helper_builds_and_returns(f):
     # 'pop'": its gradient was made as an array), unpacking one was refused
     x = np.array([0.3, -1.2, 2.0])
     srcad.check_grad(f, x, modes=("rev", "fwd"), order=2)
+
+
+# ---- a name holding a list, then another value, in one block (lists._list_then_value) ----
+
+
+def list_then_sum(x):
+    h = x
+    for _ in range(2):
+        h = [h * 2.0, np.sin(h)]
+        h = h[0] + h[1]
+    return np.sum(h)
+
+
+def list_then_stack(x):
+    total = 0.0
+    for i in range(3):
+        parts = [x * i, np.cos(x)]
+        parts.append(x**2)
+        parts = np.stack(parts)
+        total = total + np.sum(parts * x)
+    return total
+
+
+@pytest.mark.parametrize("f", [list_then_sum, list_then_stack])
+def test_a_name_holding_a_list_then_an_array(f):
+    # was refused: "joining or repeating lists built in the function with an operator"
+    srcad.check_grad(f, np.array([0.3, -1.2, 2.0]), modes=("rev", "fwd"), order=2)
+
+
+def test_a_name_holding_a_list_and_elsewhere_an_array_is_refused_by_name():
+    def f(x):
+        out = []
+        for i in range(2):
+            out = [x * i, x]
+            out = np.stack(out)
+        return np.sum(out * x)
+
+    with pytest.raises(srcad.TransformError, match="'out' holds a list .* and another value"):
+        srcad.grad(f)(np.array([0.3, -1.2, 2.0]))

@@ -123,17 +123,63 @@ def _augmented_extend(stmt: gast.stmt) -> gast.expr | None:
 
 def lower_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[str]:
     """Rewrite appends and extends of ``tree`` (see module doc); the list names."""
+    tree.body = rewrite_bodies(tree.body, lambda body: _list_then_value(body, namer))
     built = _built_lists(tree)
     _check_changes(tree, source, built)
     lower = _Lower(source, namer, built)
     tree.body = rewrite_bodies(tree.body, lower.block)
-    _check_operators(tree, source, built)
+    _check_operators(tree, source, built, lower.append)
     _merge_aliases(tree, source, built, lower.append)
     _check_contained(tree, source, built, lower.append)
     names = _list_names(tree, lower.append, source)
     _check_built_before_read(tree, source, names, lower.append)
     _static_reads(tree, source, namer, names)
     return names
+
+
+def _list_then_value(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
+    """A name bound to a list display and, further down the same block, to another value
+    (``out = [a, b]; out = np.stack(out)``, often in a loop): the list gets a name of its
+    own up to that statement, so that ``out`` names one kind of value (the list's only
+    readers are the statements between, straight-line code)."""
+    for i, stmt in enumerate(body):
+        if not (_binds_name(stmt) and isinstance(stmt.value, gast.List)):
+            continue
+        name = stmt.targets[0].id
+        for j in range(i + 1, len(body)):
+            later = body[j]
+            if not isinstance(later, (gast.Assign, gast.Expr)):
+                break  # a branch or loop between: left as it is
+            if _binds_name(later) and later.targets[0].id == name:
+                value = later.value
+                if isinstance(value, gast.List) or (
+                    isinstance(value, gast.BinOp) and getattr(value.left, "id", None) == name
+                ):
+                    break  # a list again (``xs += ys`` extends it)
+                fresh = namer.fresh(f"{name}_items")
+                rename = RenameNames({name: fresh})
+                stmt.targets[0] = rename.visit(stmt.targets[0])
+                for between in body[i + 1 : j]:
+                    rename.visit(between)
+                later.value = rename.visit(later.value)
+                break
+            if any(isinstance(t, gast.Name) and t.id == name for t in _targets(later)):
+                break  # bound otherwise (unpacked into)
+    return body
+
+
+def _binds_name(stmt: gast.stmt) -> bool:
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+    )
+
+
+def _targets(stmt: gast.stmt) -> list[gast.expr]:
+    if not isinstance(stmt, gast.Assign):
+        return []
+    return [n for t in stmt.targets for n in gast.walk(t) if isinstance(n, gast.Name)]
 
 
 def _static_reads(tree: gast.FunctionDef, source: Source, namer: Namer, names: set[str]) -> None:
@@ -230,19 +276,52 @@ def _check_changes(tree: gast.FunctionDef, source: Source, built: set[str]) -> N
                     )
 
 
-def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str]) -> None:
+def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str], append: str) -> None:
     """``xs + ys`` and ``xs * n`` make new lists, whose gradients srcad does not split."""
+    stores = stored_values(tree)
     for stmt in all_statements(tree.body):
         for part in own_parts(stmt):
             for node in gast.walk(part):
-                if isinstance(node, gast.BinOp) and any(
-                    _is_list_or_slice(side, built) for side in (node.left, node.right)
-                ):
+                sides = (
+                    [s for s in (node.left, node.right) if _is_list_or_slice(s, built)]
+                    if (isinstance(node, gast.BinOp))
+                    else []
+                )
+                mixed = [
+                    s.id
+                    for s in sides
+                    if isinstance(s, gast.Name)
+                    and not all(_list_like(v, built, append) for v in stores.get(s.id, []))
+                ]
+                if mixed:
+                    raise source.error(
+                        f"'{mixed[0]}' holds a list built in the function in one place and "
+                        "another value in another; srcad follows one kind of value per name: "
+                        "give the list a name of its own",
+                        node,
+                    )
+                if sides:
                     raise source.error(
                         "joining or repeating lists built in the function with an operator is "
                         "not supported; extend one list instead (xs.extend(ys), xs += ys)",
                         node,
                     )
+
+
+def _list_like(value: gast.expr, built: set[str], append: str) -> bool:
+    """Whether ``value`` may be a list (a display, an append, a list name, a slice or copy
+    of one, a join): what a name holding a list built in the function may also be bound to."""
+    if isinstance(value, (gast.List, gast.Subscript)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in built
+    if isinstance(value, gast.BinOp):
+        return _list_like(value.left, built, append)
+    return isinstance(value, gast.Call) and getattr(value.func, "id", None) in (
+        append,
+        "list",
+        "tuple",
+    )
 
 
 def _is_list_or_slice(node: gast.expr, built: set[str]) -> bool:
