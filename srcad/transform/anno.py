@@ -32,6 +32,8 @@ SCHEMA: dict[str, Key] = {
     "leaves": Key(dict, "function", "pytree parameters: name -> the names of their leaves"),
     "inlined": Key(list, "function", "the user's helpers written out in the function"),
     "inlined_names": Key(dict, "function", "the names the written-out helpers' globals got"),
+    "errstate": Key(dict, "function", "a helper's np.errstate settings (its body written out)"),
+    "inlined_errstate": Key(list, "function", "(settings, helper, call) of helpers written out"),
     "inplace": Key(set, "function", "names updated in place (their memory changes)"),
     "setitem": Key(tuple, "function", "the functional-update helpers and repeatable writes"),
     "number_params": Key(dict, "function", "parameters updated through another name"),

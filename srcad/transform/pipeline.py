@@ -160,6 +160,7 @@ def transform(
     by_name = {params[k]: treedef for k, treedef in structures}
     refuse_unknown_structures(source, [params[i] for i in wrt if params[i] not in by_name])
     tree = normalize(source, namer, has_aux, by_name, mode in ("vjp", "jvp"), inline)
+    errstate = _with_helpers_errstate(errstate, getanno(tree, "inlined_errstate") or [], source)
     # the helpers' free names written out: rebound like the function's own (their
     # snapshot entries are the helpers' globals, recorded by the inliner)
     extra = {n: o for n, o in (getanno(tree, "inlined_names") or {}).items() if n not in free}
@@ -200,6 +201,29 @@ def transform(
     returns_value = getanno(functions[0], "returns_value") is not False
     snapshot = Snapshot(func, free, reads, getanno(tree, "inlined") or ())
     return Generated(compiled[0], text, params, wrt_names, snapshot, backward, returns_value)
+
+
+def _with_helpers_errstate(
+    errstate: dict | None, helpers: list[tuple[dict, Callable, gast.Call]], source: Source
+) -> dict | None:
+    """The ``np.errstate`` settings the derivative runs under: the function's, or those of
+    the helpers written out in it (one setting for all, as for one function's blocks)."""
+    for settings, helper, call in helpers:
+        if errstate is None:
+            errstate = settings
+        elif settings != errstate:
+            raise source.error(
+                f"{helper.__name__}, written out here for a derivative of a derivative, runs "
+                f"under np.errstate({_settings(settings)}), and this function under "
+                f"np.errstate({_settings(errstate)}); srcad runs a derivative under one "
+                "setting: use the same settings",
+                call,
+            )
+    return errstate
+
+
+def _settings(settings: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in settings.items())
 
 
 def _namespace_reads(function: gast.FunctionDef, source: Source, namer: Namer) -> list:

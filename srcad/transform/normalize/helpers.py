@@ -57,6 +57,7 @@ from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.comprehensions import lower_comprehensions
+from srcad.transform.normalize.contexts import inline_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.folding import constant_of, fold_block
 from srcad.transform.normalize.namespaces import unbind_namespaces
@@ -96,6 +97,8 @@ def inline_helpers(
     their bodies brought, with what each denotes."""
     inliner = _Inliner(source, namer)
     tree.body = inliner.block(tree.body, local_names(tree), [source.func])
+    if inliner.errstates:
+        setanno(tree, "inlined_errstate", inliner.errstates)
     return inliner.inlined, inliner.names
 
 
@@ -116,6 +119,8 @@ class _Inliner:
         self.unrolled: dict[Callable, int] = {}
         #: the RecursiveCall of each recursive function whose calls stay calls
         self.recursive: dict[Callable, RecursiveCall] = {}
+        #: (settings, helper, call) of each helper written out from ``with np.errstate``
+        self.errstates: list[tuple[dict, Callable, gast.Call]] = []
 
     def block(
         self, stmts: list[gast.stmt], local: set[str], stack: list[Callable]
@@ -374,6 +379,9 @@ class _Inliner:
         constants: dict[str, Any] | None = None,
     ) -> gast.expr:
         tree = copy.deepcopy(parsed.tree)
+        settings = getanno(parsed.tree, "errstate")
+        if settings is not None:
+            self.errstates.append((settings, helper, call))
         if constants:
             # parameters bound to constants read as those, and the branches they decide
             # taken: how a recursion bottoms out when its depth is an argument
@@ -488,6 +496,13 @@ def _prepared(helper: Callable, namer: Namer) -> Source | None:
     unbind_namespaces(parsed)
     fold_derivatives(parsed, namer)
     functional_updates(parsed.tree, parsed, namer)
+    try:
+        parsed.tree, settings = inline_errstate(parsed.tree, parsed)
+    except TransformError:
+        return None  # settings that differ: it stays a call, refused by name
+    if settings is not None:
+        # its body written out; the caller's derivative runs under the settings (pipeline)
+        setanno(parsed.tree, "errstate", settings)
     return parsed
 
 
@@ -597,7 +612,8 @@ def not_inlined_reason(helper: Callable) -> str | None:
             "or write the depth as a constant, or a loop"
         )
     try:
-        tree = parse_function(helper).tree
+        parsed = parse_function(helper)
+        tree, _ = inline_errstate(parsed.tree, parsed)  # np.errstate is written out
     except Exception:  # noqa: BLE001 (its source is unavailable: said where it is read)
         return None
     if tree.args.posonlyargs:
