@@ -507,6 +507,10 @@ class CustomJVPCall:
         return tuple(grads[k] for k in self.wrt)
 
 
+def _is_zero_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and value == 0
+
+
 class TupleResultVJP:
     """Reverse-mode calls of a custom_jvp function's forward function in code differentiated
     again, which returns ``(value, (a, b))`` (see srcad.transform.calls)."""
@@ -519,7 +523,13 @@ class TupleResultVJP:
 
     def backward(self, residuals: Any, g_value: Any, g_args: Any) -> tuple[Any, ...]:
         """The cotangents of the differentiated parameters, from the value's cotangent and
-        the tuple of the parameters' own."""
+        the tuple of the parameters' own (a zero, ``0.0``, where no statement read them:
+        the zero adjoint of a tuple, one zero for each)."""
+        if not isinstance(g_args, (tuple, list)):
+            if g_args is not None and not _is_zero_number(g_args):
+                raise TypeError(f"the cotangent of a tuple result is {type(g_args).__name__}")
+            results = self.inner.generated().backward.__code__.co_argcount - 1
+            g_args = (0.0,) * (results - 1)
         return self.inner.backward(residuals, g_value, *g_args)
 
     def result_count(self) -> int:
