@@ -140,3 +140,36 @@ def test_the_rule_is_what_is_differentiated_again():
     # and the mixed block: d/dx of 4 s sum(x**2) through the rule, 2 (s) (2 x) + 2 x s 2
     np.testing.assert_allclose(srcad.grad(odd_gradient_in_s)(X, s), 8 * s * X, rtol=1e-12)
     np.testing.assert_allclose(table[1][0], 8 * s * X, rtol=1e-12)
+
+
+@srcad.custom_jvp
+def blend(p, q, s=0.5):
+    return np.sin(p) * q * s
+
+
+@blend.defjvp
+def blend_jvp(primals, tangents):
+    p, q, s = primals
+    dp, dq, ds = tangents
+    return np.sin(p) * q * s, (np.cos(p) * q * dp + np.sin(p) * dq) * s + np.sin(p) * q * ds
+
+
+def blend_whose_value_is_dropped(x, y, w):
+    a = x * 1.0
+    b = y * x
+    c = x + y
+    u = np.sin(x) * y
+    kink = np.max(np.var(b, -1, None, None, 0, True) * 0.5 - u[..., 1:2] + a)
+    a = np.var(b, -1, None, None, 0, True) * 0.5 - u[..., 1:2] + a * (kink * 0.5 + 1.0) ** 2
+    if np.max(b) > -0.76:
+        a = c * np.mean(np.array([np.sum(blend(a, np.cos(a), 0.75)) * 0.1, 0.5, 1.0]) ** 2)
+        a = c * 1.0
+    return np.sum((a + b * c + u) * w)
+
+
+def test_a_custom_jvp_whose_tangents_no_statement_reads_at_second_order():
+    # campaign seed 2800244: reverse over reverse, the zero adjoint of the tuple of
+    # tangents the rule's forward function returns was 0.0, which its handle spread as a
+    # tuple ("Value after * must be an iterable, not float")
+    x, y, w = np.array([[0.4, -0.7]]), np.array([0.3, 0.9]), np.array([[1.2, 0.8]])
+    srcad.check_grad(blend_whose_value_is_dropped, x, y, w, wrt=(0, 1), order=2, modes=("rev",))

@@ -33,6 +33,9 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.walk import all_statements, rewrite_bodies
 
 _DISPLAYS = (gast.Tuple, gast.List)
+#: each helper's parsed source (read, never changed), by its code: a function calls its
+#: helpers at many sites
+_TREES: dict[Any, gast.FunctionDef | None] = {}
 
 
 def split_helper_results(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
@@ -137,14 +140,19 @@ def _helper_tree(obj: Any) -> gast.FunctionDef | None:
     callee = user_callee(obj)
     if callee is None or callee[0] is not obj:
         return None
-    try:
-        tree = parse_function(obj).tree
-    except SourceUnavailableError:
-        return None
-    inner = (gast.FunctionDef, gast.Lambda)
-    if any(isinstance(n, inner) for n in gast.walk(tree) if n is not tree):
-        return None
-    return tree
+    code = obj.__code__
+    if code not in _TREES:
+        if len(_TREES) > 256:
+            _TREES.clear()
+        try:
+            tree = parse_function(obj).tree
+        except SourceUnavailableError:
+            tree = None
+        inner = (gast.FunctionDef, gast.Lambda)
+        if tree is not None and any(isinstance(n, inner) for n in gast.walk(tree) if n is not tree):
+            tree = None
+        _TREES[code] = tree
+    return _TREES[code]
 
 
 def _returns(tree: gast.FunctionDef) -> list[gast.expr]:
