@@ -98,6 +98,8 @@ def normalize(
     tree = stack_literals(rewrite_option_forms(tree, source), source, namer)
     tree = split_helper_results(split_factors(tree, source, namer), source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
+    # a tuple name read whole is its display now: ``sum(t)``, ``np.array(t)`` as literals
+    tree = stack_literals(tree, source, namer)
     tree = spread_stars(flatten_display_arguments(tree, source, namer))
     tree = guard_number_params(fence(tree, source), source, namer)
     tree = refuse_none_returns(tree, source, namer)

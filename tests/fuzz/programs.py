@@ -293,7 +293,7 @@ FAMILIES = {
     "lists unpacked", "module globals at second order", "users' rules named as srcad's",
     "a loop counter as a static operand", "a constant beside varied values on a tape",
     "a helper's results in one name", "tuples from two returns", "a list a helper builds",
-    "a name holding a list, then an array",
+    "a name holding a list, then an array", "a tuple name summed",
 }  # fmt: skip
 
 
@@ -657,7 +657,12 @@ class ProgramWriter:
             self.constructs.add("tuple names")
             self.loops += 1
             st = f"st{self.loops}"
-            return [[f"{st} = ({p}, {q})"], [f"{target} = {st}[0] * 0.5 + {st}[-1] * len({st})"]]
+            read = f"{st}[0] * 0.5 + {st}[-1] * len({st})"
+            if rng.random() < 0.3:
+                # read whole by sum (refused until stop 26: written out after the literals)
+                self.constructs.add("a tuple name summed")
+                read = f"sum({st}) * 0.5"
+            return [[f"{st} = ({p}, {q})"], [f"{target} = {read}"]]
         if choice < 0.45 and self.shape[0] >= 2:
             self.constructs.add("arrays unpacked")
             self.loops += 1

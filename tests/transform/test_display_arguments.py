@@ -122,6 +122,14 @@ def stacked(parts):
     return np.stack(parts)
 
 
+def joined(parts):
+    return np.concatenate(parts)
+
+
+def as_array(parts):
+    return np.asarray(parts)
+
+
 def used_whole(x):
     m = np.reshape(x, (1, 3)) * np.ones((2, 1))
     return (
@@ -136,11 +144,26 @@ def test_a_display_the_helper_uses_whole_stays_a_display():
     srcad.check_grad(used_whole, X, modes=("rev", "fwd"), order=2)
 
 
+def summed_up(parts):
+    return sum(parts) * len(parts)
+
+
+def test_a_display_stacked_concatenated_or_summed_by_the_helper():
+    def f(x):
+        return (
+            np.sum(stacked((x, np.sin(x))) ** 2)
+            + np.sum(joined([x, x**2]))
+            + np.sum(summed_up((np.cos(x), x)))
+        )
+
+    srcad.check_grad(f, X, modes=("rev", "fwd"), order=2)
+
+
 def test_a_display_of_differentiable_values_a_helper_uses_whole_is_refused():
     def f(x):
-        return np.sum(stacked((x, np.sin(x))))
+        return np.sum(as_array((x, np.sin(x))))
 
-    with pytest.raises(srcad.TransformError, match="np.stack: 'arrays' must be a list"):
+    with pytest.raises(srcad.TransformError, match="flows into a list"):
         srcad.grad(f)(X)
 
 

@@ -216,3 +216,14 @@ def test_a_helpers_results_taken_into_one_name_closed_form():
     np.testing.assert_allclose(
         srcad.grad(results_indexed)(X), 2.0 * np.sin(X) + 2.0 * X * np.cos(X), rtol=1e-12
     )
+
+
+def sum_of_a_tuple_name(x):
+    t = (np.cos(x), x)
+    return np.sum(sum(t)) + np.sum(np.array(t)[1] ** 2)
+
+
+def test_a_tuple_name_read_whole_by_sum_or_np_array():
+    # was refused, "the gradient flows into a list or expression here": the tuple name is
+    # written as its display after the literals were lowered (sum((a, b)) worked)
+    srcad.check_grad(sum_of_a_tuple_name, X, modes=("rev", "fwd"), order=2)

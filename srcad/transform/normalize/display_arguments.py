@@ -6,8 +6,9 @@ tuple for ``cell``; the derivative handles transform ``cell`` with that paramete
 leaf by leaf, as for a pytree argument, so each element gets its own gradient (tangent).
 Runs after split_tuples, which writes a tuple name read whole (``cell(x, state)``) as its
 display. Displays nest (``((a, b), c)``). Only where the helper takes that parameter
-apart (unpacks it, indexes it with constants, loops over it, takes its ``len``): a display
-it uses whole (a shape, an index, axes) stays one, as do a dict display, a starred
+apart (unpacks it, indexes it with constants, loops over it, takes its ``len`` or ``sum``,
+stacks or concatenates it): a display it uses whole otherwise (a shape, an index, axes)
+stays one, as do a dict display, a starred
 element, a call with ``*args`` and a helper taking ``*args``.
 """
 
@@ -104,7 +105,8 @@ def _positional(callee: Any) -> list[str]:
 
 def _taken_apart(callee: Any, param: str) -> bool:
     """Whether ``callee`` only takes its parameter ``param`` apart: unpacks it, indexes it
-    with constants, loops over it or takes its ``len``, and never binds it again (what a
+    with constants, loops over it, takes its ``len`` or ``sum``, stacks or concatenates it,
+    and never binds it again (what a
     parameter given leaf by leaf allows; a display used whole, as a shape, an index or
     axes, stays a display)."""
     try:
@@ -128,8 +130,16 @@ def _taken_apart(callee: Any, param: str) -> bool:
             continue
         if isinstance(parent, gast.For) and parent.iter is node:
             continue
-        if isinstance(parent, gast.Call) and _called(parent, "len"):
+        if isinstance(parent, gast.Call) and (_called(parent, "len") or _called(parent, "sum")):
             continue
+        if (
+            isinstance(parent, gast.Call)
+            and isinstance(parent.func, gast.Attribute)
+            and parent.func.attr in ("stack", "concatenate")
+            and parent.args
+            and parent.args[0] is node
+        ):
+            continue  # written as the display of its elements (pytrees.py)
         return False
     return True
 
