@@ -6,6 +6,7 @@ calling grad) against finite differences of the gradient."""
 
 import numpy as np
 import pytest
+from test_third_order_rules import check_jvp_of_hessian, check_reverse_three_times
 
 import srcad
 
@@ -497,3 +498,58 @@ def test_fourth_order(f):
     np.testing.assert_allclose(srcad.jvp(g3, (x,), (1.0,))[1], ref, rtol=1e-6)
     if f is sin_times_y_after_zero_trip:
         np.testing.assert_allclose(srcad.grad(g3)(x), -4.0 * np.cos(x) + x * np.sin(x))
+
+
+# ---- a helper reads an array, which then changes in place (campaign seed 2900200) ----
+
+
+def read_back(p):
+    return np.sin(p) * p
+
+
+@srcad.custom_jvp
+def read_back_rule(p):
+    return np.sin(p) * p
+
+
+@read_back_rule.defjvp
+def read_back_rule_jvp(primals, tangents):
+    (p,), (dp,) = primals, tangents
+    return np.sin(p) * p, (np.cos(p) * p + np.sin(p)) * dp
+
+
+def helper_then_update(x):
+    u = x * 1.0
+    u[1] = np.sum(read_back(u))
+    return np.sum(u)
+
+
+def rule_then_update(x):
+    u = x * 1.0
+    u[1] = np.sum(read_back_rule(u))
+    return np.sum(u)
+
+
+def helper_then_updates_in_a_loop(x):
+    u = x * 1.0
+    for k in range(2):
+        u[k] = np.sum(read_back(u)) * 0.5
+    return np.sum(u)
+
+
+@pytest.mark.parametrize("f", [helper_then_update, rule_then_update, helper_then_updates_in_a_loop])
+def test_a_helpers_argument_updated_in_place_after_the_call(f):
+    # code differentiated again makes the backward pass's restore of u a new array: the
+    # written-out helper's parameter (p = u) and the custom rule's residuals kept the old
+    # array, updated in place: silently wrong Hessians (0.53 against 1.52 on the diagonal)
+    srcad.check_grad(f, X, order=2, modes=("fwd", "rev"))
+    check_reverse_three_times(f, (X,))
+    check_jvp_of_hessian(f, (X,))
+
+
+def test_a_helpers_argument_updated_in_place_closed_form():
+    # f = x0 + x2 + sum(sin(x) * x): the Hessian is diag(2 cos x - x sin x)
+    for f in (helper_then_update, rule_then_update):
+        np.testing.assert_allclose(
+            np.diag(srcad.hessian(f)(X)), 2 * np.cos(X) - X * np.sin(X), rtol=1e-12
+        )

@@ -294,6 +294,7 @@ FAMILIES = {
     "a loop counter as a static operand", "a constant beside varied values on a tape",
     "a helper's results in one name", "tuples from two returns", "a list a helper builds",
     "a name holding a list, then an array", "a tuple name summed",
+    "a helper's argument updated in place after the call",
 }  # fmt: skip
 
 
@@ -830,6 +831,14 @@ class ProgramWriter:
         if self.second_order:
             self.constructs.add("second order of in-place updates")
         index = self.index(names)
+        if self.second_order and self.helpers and rng.random() < 0.25:
+            # a helper (or custom rule) reads u, then u changes in place: at second order
+            # the restore of u, made a new array, once missed the helper's parameter and
+            # the rule's residuals (silently wrong Hessians until stop 26)
+            self.constructs.add("a helper's argument updated in place after the call")
+            # (each one's backward code reads its argument: smooth's rule, keyed's sin)
+            call = rng.choice(["smooth(u)", "keyed(u)", "rec(u, 2)"])
+            return [f"u[{index}] = np.sum(np.sin({call})) * 0.12"]
         choice = rng.random()
         if choice < 0.15:
             return [f"u[{index}] = {self.scalar(names)}"]

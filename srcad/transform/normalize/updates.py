@@ -12,7 +12,12 @@ that each is an ordinary op with rules of its own:
   name (``t = u[0]``, a row) is made a copy, ``t = copied(u[0])``: generated code reads it
   only while it holds what it held when it was taken (the restore puts that back), and a
   copy keeps it so for the derivatives too (forward mode updates the tangent of ``u`` in
-  place, and would leave out the tangent of a restore whose result nothing reads);
+  place, and would leave out the tangent of a restore whose result nothing reads). So is
+  a second name for ``u``'s memory (``p = u``: a written-out helper's parameter, which its
+  backward code reads after the restore) and an argument of a derivative handle's
+  ``forward`` (``h.forward(copied(u))``: its residuals keep the array): the restore, a
+  new array now, would not reach them (silently wrong Hessians of a function calling a
+  helper on ``u`` and then updating ``u`` in place);
 - ``t = setitem(u, i, v)`` (forward-mode code updating ``u`` in place under a second
   name) becomes ``u = setitem(u, i, v)`` then ``t = u``, so that the update is seen as one
   of ``u``'s (and the tangent of a copy of ``u`` made before it is a copy too);
@@ -82,8 +87,9 @@ def functional_updates(tree: gast.FunctionDef, source: Source, namer: Namer) -> 
 
 
 def _copy_views(tree: gast.FunctionDef, restored: set[str], source: Source, namer: Namer) -> None:
-    """Each view of a ``restored`` array (or of a name for the same memory) kept in a name
-    made a copy (see module doc)."""
+    """Each view of a ``restored`` array, each second name for its memory (``p = u``, a
+    written-out helper's parameter) and each argument of a derivative handle's
+    ``forward`` (whose residuals keep it) made a copy (see module doc)."""
     sharing = set(restored)
     views: list[gast.Assign] = []
     grew = True
@@ -92,17 +98,30 @@ def _copy_views(tree: gast.FunctionDef, restored: set[str], source: Source, name
         for stmt in all_statements(tree.body):
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
                 continue
-            if not viewed_names(stmt.value) & sharing or stmt in views:
+            target, value = stmt.targets[0].id, stmt.value
+            if isinstance(value, gast.Name) and (target in sharing) != (value.id in sharing):
+                sharing |= {target, value.id}  # the same memory under another name
+                grew = True
+            if stmt in views:
                 continue
-            if isinstance(stmt.value, gast.Name):  # the same memory under another name
-                if stmt.targets[0].id not in sharing:
-                    sharing.add(stmt.targets[0].id)
-                    grew = True
-            else:
+            if viewed_names(value) & sharing or (
+                isinstance(value, gast.Name) and {target, value.id} <= sharing
+            ):
                 views.append(stmt)
     helper = source.bind(namer, copied, "copied")
     for stmt in views:
-        stmt.value = build.call(helper, stmt.value)
+        if stmt.targets[0].id not in restored or not isinstance(stmt.value, gast.Name):
+            stmt.value = build.call(helper, stmt.value)
+    for node in gast.walk(tree):
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "forward"
+        ):
+            node.args = [
+                build.call(helper, a) if isinstance(a, gast.Name) and a.id in sharing else a
+                for a in node.args
+            ]
 
 
 def _updates_under_another_name(stmt: gast.stmt, source: Source) -> bool:
