@@ -736,7 +736,7 @@ class ProgramWriter:
             p = self.full_expr(names)
             forms = [
                 [[f"{r} = grown({p}, 2)"], [f"{first} = {r}[0] * 0.5 + {r}[-1] * len({r})"]],
-                [[f"{first}, {v}, _ = grown({p}, 2)"], [f"{first} = {first} + {v} * 0.5"]],
+                [[f"{first}, {v}, {v}x = grown({p}, 2)"], [f"{first} = {first} + {v} * {v}x"]],
                 [[f"for {v} in grown({p}, 2):", f"    {first} = {first} * 0.5 + {v}"]],
             ]
             return forms[rng.randrange(3)]
