@@ -1,4 +1,4 @@
-"""Five models written the way NumPy model code is commonly written (autograd-style examples:
+"""Six models written the way NumPy model code is commonly written (autograd-style examples:
 parameter lists of (W, b) tuples, dicts of weights, helpers taking the parameters whole,
 scipy.special.logsumexp); srcad must run them unchanged."""
 
@@ -110,3 +110,35 @@ def gmm_log_lik(params, data):
     z = (data[:, None] - means[None, :]) / stds[None, :]
     comp = -0.5 * z**2 - log_stds[None, :] - 0.5 * np.log(2 * np.pi)
     return np.sum(logsumexp(comp + log_w[None, :], axis=1))
+
+
+# --- LSTM: a cell taking and returning its state as a tuple -----------------------------
+def init_lstm(n_in, n_hidden, rng):
+    return {
+        "W": rng.normal(size=(n_in + n_hidden, 4 * n_hidden)) * 0.3,
+        "b": np.zeros(4 * n_hidden),
+        "out": rng.normal(size=n_hidden) * 0.5,
+    }
+
+
+def sigmoid(z):
+    return 0.5 * (np.tanh(z / 2) + 1)
+
+
+def lstm_cell(params, x, state):
+    h, c = state
+    gates = np.concatenate([x, h], axis=1) @ params["W"] + params["b"]
+    i, f, o, g = np.split(gates, 4, axis=1)
+    c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    h = sigmoid(o) * np.tanh(c)
+    return h, c
+
+
+def lstm_loss(params, inputs, targets):
+    n_hidden = params["out"].shape[0]
+    state = (np.zeros((inputs.shape[1], n_hidden)), np.zeros((inputs.shape[1], n_hidden)))
+    loss = 0.0
+    for t in range(inputs.shape[0]):
+        state = lstm_cell(params, inputs[t], state)
+        loss = loss + np.sum((state[0] @ params["out"] - targets[t]) ** 2)
+    return loss

@@ -1,6 +1,7 @@
 """Model code written the way published NumPy examples write it runs under srcad unchanged:
 an MLP on a list of (W, b) layers, an RNN on a dict of weights, a VAE, a Gaussian process
-marginal likelihood and a Gaussian mixture (tests/model_ports.py). Gradients in both modes
+marginal likelihood, a Gaussian mixture and an LSTM whose cell takes and returns its state
+as a tuple (tests/model_ports.py). Gradients in both modes
 against finite differences, and Hessian-vector products where the model has no helpers."""
 
 import numpy as np
@@ -30,6 +31,15 @@ def test_rnn_on_a_dict_of_weights():
     targets = np.eye(2)[RNG.integers(0, 2, (4, 2))]
     srcad.check_grad(m.rnn_loss, params, inputs, targets, modes=("rev", "fwd"))
     assert set(srcad.grad(m.rnn_loss)(params, inputs, targets)) == {"init", "change", "predict"}
+
+
+def test_lstm_carrying_its_state_as_a_tuple():
+    # state = cell(params, x, state): the tuple passed in and taken back whole (stop 26)
+    params = m.init_lstm(2, 3, RNG)
+    inputs = RNG.normal(size=(4, 2, 2))
+    targets = RNG.normal(size=(4, 2))
+    srcad.check_grad(m.lstm_loss, params, inputs, targets, modes=("rev", "fwd"), order=2)
+    assert set(srcad.grad(m.lstm_loss)(params, inputs, targets)) == {"W", "b", "out"}
 
 
 def test_vae_elbo():

@@ -295,6 +295,7 @@ FAMILIES = {
     "a helper's results in one name", "tuples from two returns", "a list a helper builds",
     "a name holding a list, then an array", "a tuple name summed",
     "a helper's argument updated in place after the call",
+    "a sub-tree and a display passed together",
 }  # fmt: skip
 
 
@@ -1249,7 +1250,13 @@ class ProgramWriter:
             ]
         if self.rng.random() < 0.5:
             self.constructs.add("sub-trees passed whole")
-            lines.append("    u = u + tree_dot(p['in'])")
+            if self.rng.random() < 0.7:
+                # beside a tuple display of the function's own values (a state carried
+                # through a cell, the LSTM's form; refused until stop 26)
+                self.constructs.add("a sub-tree and a display passed together")
+                lines.append("    u = u + tree_cell(p['in'], (u, u * 0.5))[0]")
+            else:
+                lines.append("    u = u + tree_dot(p['in'])")
         if self.rng.random() < 0.2:
             self.constructs.add("sub-trees bound on two paths")
             lines += [
@@ -1332,6 +1339,10 @@ class ProgramWriter:
         )
         if "sub-trees passed whole" in self.constructs:
             helpers += "def tree_dot(q):\n    return q[0] * np.cos(q[1])\n\n\n"
+            helpers += (
+                "def tree_cell(q, state):\n    h, c = state\n"
+                "    return np.tanh(q[0] * h + c), c * np.cos(q[1])\n\n\n"
+            )
         if self.second_order and "helper calls" in self.constructs:
             self.constructs.add("second order of helpers")
         if "module globals at second order" in self.constructs:

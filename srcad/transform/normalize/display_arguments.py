@@ -53,13 +53,28 @@ def _flatten(
     if any(isinstance(a, gast.Starred) for a in call.args):
         return
     callee = source.resolve(call.func, local)
+    prior: dict[int, Any] = {}
+    groups: list[list[gast.expr]] = [[a] for a in call.args]
+    if isinstance(callee, FlatCall):
+        # a pytree argument already passed leaf by leaf (pytrees.py): regroup the call's
+        # arguments by the user's parameters, then flatten the displays among them too
+        try:
+            groups = callee.groups(list(call.args))
+        except TypeError:
+            return
+        prior = dict(callee.structures)
+        callee = callee.fun
     if not _plain(callee):
         return
     params = _positional(callee)
     structures = []
     args: list[gast.expr] = []
-    for k, arg in enumerate(call.args):
-        treedef, leaves = _tree(arg)
+    for k, group in enumerate(groups):
+        if k in prior:
+            structures.append((k, prior[k]))
+            args.extend(group)
+            continue
+        treedef, leaves = _tree(group[0])
         if treedef is None:
             return  # a starred element: the display keeps its meaning
         if treedef != ("leaf",):
@@ -67,9 +82,11 @@ def _flatten(
                 return  # a shape, an index, axes: the helper uses the display whole
             structures.append((k, treedef))
         args.extend(leaves)
-    key = (id(callee), tuple(structures), len(call.args))
+    if len(structures) == len(prior):
+        return  # no display to flatten
+    key = (id(callee), tuple(structures), len(groups))
     if key not in made:
-        flat = FlatCall(callee, tuple(structures), len(call.args))
+        flat = FlatCall(callee, tuple(structures), len(groups))
         made[key] = namer.bind_global(flat, f"{callee.__name__}_by_leaf")
         source.namespace[made[key]] = flat
     call.func = gast.copy_location(build.load(made[key]), call.func)
