@@ -224,7 +224,7 @@ def row_total(p):
 
 @srcad.adjoint(row_total)
 def add(y, p):  # named as srcad's rule for a + b is: not elementwise
-    d[p] = xp.broadcast_to(d[y], p.shape) * 1.0
+    d[p] = xp.broadcast_to(d[y], xp.asarray(p).shape) * 1.0
 
 
 @srcad.tangent(row_total)
