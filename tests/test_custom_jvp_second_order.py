@@ -6,6 +6,7 @@ what is differentiated."""
 
 import numpy as np
 import pytest
+from test_custom_rules_third_order import blend
 
 import srcad
 
@@ -140,18 +141,6 @@ def test_the_rule_is_what_is_differentiated_again():
     # and the mixed block: d/dx of 4 s sum(x**2) through the rule, 2 (s) (2 x) + 2 x s 2
     np.testing.assert_allclose(srcad.grad(odd_gradient_in_s)(X, s), 8 * s * X, rtol=1e-12)
     np.testing.assert_allclose(table[1][0], 8 * s * X, rtol=1e-12)
-
-
-@srcad.custom_jvp
-def blend(p, q, s=0.5):
-    return np.sin(p) * q * s
-
-
-@blend.defjvp
-def blend_jvp(primals, tangents):
-    p, q, s = primals
-    dp, dq, ds = tangents
-    return np.sin(p) * q * s, (np.cos(p) * q * dp + np.sin(p) * dq) * s + np.sin(p) * q * ds
 
 
 def blend_whose_value_is_dropped(x, y, w):

@@ -528,8 +528,8 @@ class TupleResultVJP:
         if not isinstance(g_args, (tuple, list)):
             if g_args is not None and not _is_zero_number(g_args):
                 raise TypeError(f"the cotangent of a tuple result is {type(g_args).__name__}")
-            results = self.inner.generated().backward.__code__.co_argcount - 1
-            g_args = (0.0,) * (results - 1)
+            self.inner.generated()  # (the count is read off the generated backward)
+            g_args = (0.0,) * (self.inner.result_count() - 1)
         return self.inner.backward(residuals, g_value, *g_args)
 
     def result_count(self) -> int:

@@ -495,6 +495,16 @@ class Checkpointed(Generic[P, R]):
         return self.fun(*args, **kwargs)
 
 
+def plain_function(obj: Any) -> bool:
+    """Whether calling ``obj`` runs a Python function of the user's as it is (no partial,
+    method, decorator or handle in between) that takes no ``*args``: one whose parameters
+    a call can fill leaf by leaf (FlatCall)."""
+    if not inspect.isfunction(obj) or user_callee(obj) != (obj, (), {}):
+        return False
+    kinds = [p.kind for p in own_signature(obj).parameters.values()]
+    return inspect.Parameter.VAR_POSITIONAL not in kinds
+
+
 def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if isinstance(obj, FlatCall):

@@ -95,10 +95,10 @@ def normalize(
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))
     lower_mutating_calls(tree, source, namer)
-    tree = stack_literals(rewrite_option_forms(tree, source), source, namer)
+    tree = rewrite_option_forms(tree, source)
     tree = split_helper_results(split_factors(tree, source, namer), source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
-    # a tuple name read whole is its display now: ``sum(t)``, ``np.array(t)`` as literals
+    # after split_tuples: a tuple name read whole is its display (``sum(t)``, ``np.array(t)``)
     tree = stack_literals(tree, source, namer)
     tree = spread_stars(flatten_display_arguments(tree, source, namer))
     tree = guard_number_params(fence(tree, source), source, namer)

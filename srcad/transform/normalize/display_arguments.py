@@ -19,13 +19,13 @@ from typing import Any
 
 import gast
 
-from srcad.errors import SourceUnavailableError
 from srcad.runtime.calls import FlatCall
 from srcad.transform import build
-from srcad.transform.calls import own_signature, user_callee
-from srcad.transform.frontend import Source, parse_function
+from srcad.transform.calls import own_signature, plain_function
+from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.helper_results import parsed_tree
 from srcad.transform.normalize.walk import all_statements, own_parts
 
 _DISPLAYS = (gast.Tuple, gast.List)
@@ -64,7 +64,7 @@ def _flatten(
             return
         prior = dict(callee.structures)
         callee = callee.fun
-    if not _plain(callee):
+    if not plain_function(callee):
         return
     params = _positional(callee)
     structures = []
@@ -93,14 +93,6 @@ def _flatten(
     call.args = args
 
 
-def _plain(callee: Any) -> bool:
-    """A plain Python function of the user's, without ``*args``."""
-    if not inspect.isfunction(callee) or user_callee(callee) != (callee, (), {}):
-        return False
-    kinds = [p.kind for p in own_signature(callee).parameters.values()]
-    return inspect.Parameter.VAR_POSITIONAL not in kinds
-
-
 def _tree(node: gast.expr) -> tuple[tuple | None, list[gast.expr]]:
     """The pytree structure of an argument (a leaf unless a display) and its leaves."""
     if not isinstance(node, _DISPLAYS):
@@ -126,9 +118,8 @@ def _taken_apart(callee: Any, param: str) -> bool:
     and never binds it again (what a
     parameter given leaf by leaf allows; a display used whole, as a shape, an index or
     axes, stays a display)."""
-    try:
-        tree = parse_function(callee).tree
-    except SourceUnavailableError:
+    tree = parsed_tree(callee)
+    if tree is None:
         return False
     parents = {id(c): n for n in gast.walk(tree) for c in gast.iter_child_nodes(n)}
     for node in gast.walk(tree):

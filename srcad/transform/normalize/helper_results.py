@@ -140,18 +140,24 @@ def _helper_tree(obj: Any) -> gast.FunctionDef | None:
     callee = user_callee(obj)
     if callee is None or callee[0] is not obj:
         return None
-    code = obj.__code__
+    tree = parsed_tree(obj)
+    inner = (gast.FunctionDef, gast.Lambda)
+    if tree is None or any(isinstance(n, inner) for n in gast.walk(tree) if n is not tree):
+        return None
+    return tree
+
+
+def parsed_tree(func: Any) -> gast.FunctionDef | None:
+    """The parsed source of the Python function ``func`` (None without source), parsed
+    once per code object: read by the passes, never changed."""
+    code = func.__code__
     if code not in _TREES:
         if len(_TREES) > 256:
             _TREES.clear()
         try:
-            tree = parse_function(obj).tree
+            _TREES[code] = parse_function(func).tree
         except SourceUnavailableError:
-            tree = None
-        inner = (gast.FunctionDef, gast.Lambda)
-        if tree is not None and any(isinstance(n, inner) for n in gast.walk(tree) if n is not tree):
-            tree = None
-        _TREES[code] = tree
+            _TREES[code] = None
     return _TREES[code]
 
 

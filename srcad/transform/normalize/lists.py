@@ -282,11 +282,9 @@ def _check_operators(tree: gast.FunctionDef, source: Source, built: set[str], ap
     for stmt in all_statements(tree.body):
         for part in own_parts(stmt):
             for node in gast.walk(part):
-                sides = (
-                    [s for s in (node.left, node.right) if _is_list_or_slice(s, built)]
-                    if (isinstance(node, gast.BinOp))
-                    else []
-                )
+                if not isinstance(node, gast.BinOp):
+                    continue
+                sides = [s for s in (node.left, node.right) if _is_list_or_slice(s, built)]
                 mixed = [
                     s.id
                     for s in sides

@@ -31,7 +31,6 @@ other use of a sub-tree as a whole. (``pytree_views.py`` resolves what an expres
 from __future__ import annotations
 
 import copy
-import inspect
 import re
 from typing import Any
 
@@ -41,7 +40,7 @@ from srcad.errors import UnknownStructureError
 from srcad.pytree import Treedef
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.calls import FlatCall, own_signature, user_callee
+from srcad.transform.calls import FlatCall, plain_function, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
@@ -229,10 +228,7 @@ class _Expand(Iteration):
         whole = any((v := self.resolve(a)) is not None and not v.is_leaf for a in expr.args) or any(
             self.holds_view(k.value) for k in expr.keywords
         )
-        plain = inspect.isfunction(callee) and user_callee(callee) == (callee, (), {})
-        if plain:
-            kinds = [p.kind for p in own_signature(callee).parameters.values()]
-            plain = inspect.Parameter.VAR_POSITIONAL not in kinds
+        plain = plain_function(callee)
         starred = any(isinstance(a, gast.Starred) for a in expr.args)
         if plain and not starred and not any(self.holds_view(k.value) for k in expr.keywords):
             return True
