@@ -279,7 +279,8 @@ FAMILIES = {
     "second order of in-place updates", "second order of lists", "second order of helpers",
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
     "sub-trees bound on two paths", "positional reduction options", "tuple names",
-    "arrays unpacked", "list displays stacked", "sum of a display", "np.errstate",
+    "arrays unpacked", "list displays stacked", "a display converted by an op",
+    "sum of a display", "np.errstate",
     "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
     "a display passed to a helper", "arguments updated in place",
     "+= through another name of a float parameter",
@@ -671,6 +672,17 @@ class ProgramWriter:
             e0, e1 = f"e{self.loops}", f"f{self.loops}"
             return [[f"{e0}, {e1} = ({p})[:2]"], [f"{target} = {target} + {e0} * {e1}"]]
         if choice < 0.65:
+            if rng.random() < 0.4:
+                # any op with a rule converts a display it takes as an array operand (until
+                # stop 27, only a fixed few: np.maximum([p, q], c) was refused)
+                self.constructs.add("a display converted by an op")
+                forms = [
+                    f"np.maximum([{p}, {q}], 0.1)[1]",
+                    f"np.where({p} > 0, [{p}, {q}], 0.5)[0]",
+                    f"np.clip([{p}, {q} * 0.5], -1.5, 1.5).sum(axis=0)",
+                    f"np.multiply((0.5, 1.5), [np.sum({p}), np.max({q})]).sum() * {q}",
+                ]
+                return [[f"{target} = {rng.choice(forms)}"]]
             self.constructs.add("list displays stacked")
             scalars = f"np.sum({p}) * 0.1, np.max({q}) * 0.5, 1.0"
             return [[f"{target} = {q} * np.mean(np.array([{scalars}]) ** 2)"]]

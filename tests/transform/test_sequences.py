@@ -4,6 +4,8 @@ finite differences)."""
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
+from scipy.stats import norm
 
 import srcad
 
@@ -38,9 +40,28 @@ def with_dtype(x):
     return np.sum(np.array([x[0], x[1]], dtype=np.float64) * np.array([1.0, 2.0]))
 
 
+def mixture_log_likelihood(x):
+    # the usual mixture model's line: logsumexp of a list of per-component log densities
+    first = norm.logpdf(x, loc=0.5, scale=1.2) + np.log(0.3)
+    second = norm.logpdf(x, loc=[x[0], -1.0, 0.2], scale=[2.0, x[1] ** 2 + 0.5, 1.0])
+    return np.sum(logsumexp([first, second + np.log(0.7)], axis=0))
+
+
+def operands_of_any_op(x):
+    m = np.maximum([x, np.cos(x)], 0.1)
+    w = np.where(x > 0, [x, x**2], 0.5)
+    v = np.dot(np.array([[1.0, 2.0], [0.5, -1.0]]), [x[0], x[2] * x[1]])
+    c = np.clip((x, -x), -1.5, 1.5)
+    return np.sum(m * w) + np.sum(v**2) + np.sum(c[1]) + np.polyval([x[0], 1.0, x[1]], 0.7)
+
+
 @pytest.mark.parametrize(
-    "f", [array_of_numbers, nested_matrix, sum_of_list, asarray_of_rows, builtin_sum, with_dtype]
-)
+    "f",
+    [
+        array_of_numbers, nested_matrix, sum_of_list, asarray_of_rows, builtin_sum, with_dtype,
+        mixture_log_likelihood, operands_of_any_op,
+    ],
+)  # fmt: skip
 def test_stacked_displays_in_both_modes(f):
     srcad.check_grad(f, X, modes=("rev", "fwd"), order=2)
 
@@ -59,3 +80,22 @@ def test_ragged_displays_fail_as_numpy_does():
         ragged(X)
     with pytest.raises(ValueError):
         srcad.grad(ragged)(X)
+
+
+def sequences_and_shapes(x):
+    # a sequence of arrays stays one (np.concatenate's rule takes it); a shape written with
+    # local names is not stacked (np.reshape's newshape, np.sum's axis)
+    n, m = 1, x.size
+    joined = np.concatenate([x, x**2])
+    return np.sum(np.reshape(joined, (n * 2, m)), axis=(n - 1,)) @ np.ones(m)
+
+
+def test_sequences_and_shapes_are_left_as_written():
+    srcad.check_grad(sequences_and_shapes, X, modes=("rev", "fwd"), order=2)
+    text = srcad.source(sequences_and_shapes)
+    assert "stack" not in text
+
+
+def test_the_display_an_op_converts_is_stacked_in_the_generated_code():
+    text = srcad.source(mixture_log_likelihood)
+    assert "stack([first, second + xp.log(0.7)])" in text

@@ -1,8 +1,10 @@
-"""A list or tuple written in the call of a NumPy function that makes an array of it is
-stacked: ``np.array([a, b])`` becomes ``np.stack([a, b])``, ``np.sum([x, y])`` becomes
-``np.sum(np.stack([x, y]))``, nested lists stack again (``np.array([[a, b], [c, d]])``),
-``np.array([a, b], dtype=t)`` is the stack cast. Python's ``sum([a, b])`` (of a display
-and no start) is ``0 + a + b``, as Python adds.
+"""A list or tuple written in the call of a NumPy or SciPy function that makes an array of
+it is stacked: ``np.array([a, b])`` becomes ``np.stack([a, b])``, ``np.sum([x, y])`` becomes
+``np.sum(np.stack([x, y]))``, ``logsumexp([a, b], axis=0)`` and ``np.dot(W, [x, y])``
+likewise (an operand of any op with a rule, but those taking a sequence of arrays as one:
+``np.concatenate``, ``np.einsum``, ...), nested lists stack again (``np.array([[a, b], [c,
+d]])``), ``np.array([a, b], dtype=t)`` is the stack cast. Python's ``sum([a, b])`` (of a
+display and no start) is ``0 + a + b``, as Python adds.
 
 NumPy converts such a sequence with ``np.asarray``, which for numbers and arrays of one
 shape is ``np.stack`` of its elements (and fails where stack fails); ``np.stack`` has a
@@ -23,24 +25,34 @@ def f(a, b):
 from __future__ import annotations
 
 import copy
+import inspect
+from typing import Any
 
 import gast
 import numpy as np
 
+from srcad.adjoints.registry import lookup
 from srcad.transform import build
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
 
-#: functions whose first argument NumPy turns into an array with ``np.asarray``
-_CONVERTING = {
-    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
-    np.cumsum, np.cumprod, np.linalg.norm, np.exp, np.log, np.sin, np.cos, np.tanh,
-    np.sqrt, np.abs, np.square, np.dot, np.matmul, np.outer, np.diag, np.sort,
-}  # fmt: skip
 #: functions that return their argument as an array: the stack alone replaces them
 _MAKING = {np.array, np.asarray, np.asanyarray}
+#: NumPy functions taking a sequence of arrays as such (their rules take the display)
+_SEQUENCES = {
+    np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack, np.block,
+    np.select, np.einsum, np.linalg.multi_dot, np.broadcast_arrays, np.meshgrid,
+    np.piecewise,
+}  # fmt: skip
+#: parameters without a default that are not arrays (a shape written with local names)
+_NOT_ARRAYS = {
+    "shape", "newshape", "axes", "axis", "reps", "repeats", "pad_width", "indices",
+    "indices_or_sections", "kth", "n", "k", "subscripts", "condlist", "funclist",
+}  # fmt: skip
+#: parameters with a default that take arrays (``logsumexp(a, b=[...])``, ``loc=``)
+_ARRAY_OPTIONS = {"b", "loc", "scale", "mean", "cov", "weights"}
 
 
 def stack_literals(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
@@ -57,30 +69,32 @@ class _Stacker(Transformer):
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
-        if not node.args or not _stackable(node.args[0]):
+        displays = [a for a in (*node.args, *(k.value for k in node.keywords)) if _stackable(a)]
+        if not displays:
             return node
         func = self.source.resolve(node.func, self.local)
-        if func is sum and len(node.args) == 1 and not node.keywords:
+        first = node.args[0] if node.args and _stackable(node.args[0]) else None
+        if func is sum and first is not None and len(node.args) == 1 and not node.keywords:
             total: gast.expr = build.const(0)
-            for elt in node.args[0].elts:
+            for elt in first.elts:
                 total = build.binop(total, gast.Add(), elt)
             return gast.copy_location(total, node)
         try:
-            making, converting = func in _MAKING, func in _CONVERTING
+            making = func in _MAKING
         except TypeError:  # unhashable
             return node
-        if not (making or converting):
-            return node
         stack = self.stack_function(node.func)
-        if making and len(node.args) == 1 and not node.keywords:
-            return gast.copy_location(_stacked(node.args[0], stack), node)
-        if making and len(node.args) == 1 and [k.arg for k in node.keywords] == ["dtype"]:
+        if making and first is not None and len(node.args) == 1 and not node.keywords:
+            return gast.copy_location(_stacked(first, stack), node)
+        if making and first is not None and [k.arg for k in node.keywords] == ["dtype"]:
             # np.array([a, b], dtype=t): the stack cast, which has a rule
-            astype = gast.Attribute(
-                value=_stacked(node.args[0], stack), attr="astype", ctx=gast.Load()
-            )
+            astype = gast.Attribute(value=_stacked(first, stack), attr="astype", ctx=gast.Load())
             return gast.copy_location(build.call(astype, node.keywords[0].value), node)
-        node.args[0] = _stacked(node.args[0], stack)
+        converted = _converted(func, node)
+        node.args = [_stacked(a, stack) if id(a) in converted else a for a in node.args]
+        for keyword in node.keywords:
+            if id(keyword.value) in converted:
+                keyword.value = _stacked(keyword.value, stack)
         return node
 
     def stack_function(self, func: gast.expr) -> gast.expr:
@@ -91,6 +105,55 @@ class _Stacker(Transformer):
         if isinstance(root, gast.Name) and self.source.resolve(root, self.local) is np:
             return gast.Attribute(value=build.load(root.id), attr="stack", ctx=gast.Load())
         return build.load(self.source.bind(self.namer, np.stack, "np_stack"))
+
+
+def _converted(func: Any, call: gast.Call) -> set[int]:
+    """The ids of ``call``'s displays that ``func``, a NumPy or SciPy op with a rule,
+    converts to an array (its array operands), holding values not written as constants."""
+    module = getattr(func, "__module__", None) or ""
+    if not module.startswith(("numpy", "scipy")) or _in(func, _SEQUENCES):
+        return set()
+    rule = lookup(func)
+    if rule is None:
+        return set()
+    marks = [object() for _ in call.args]
+    keywords = {k.arg: object() for k in call.keywords if k.arg is not None}
+    try:
+        bound = rule.signature.bind_partial(*marks, **keywords).arguments
+    except TypeError:
+        return set()
+    given = {id(m): a for m, a in zip(marks, call.args)}
+    given.update((id(keywords[k.arg]), k.value) for k in call.keywords if k.arg in keywords)
+    converted = set()
+    for name, mark in bound.items():
+        parameter = rule.signature.parameters[name]
+        display = given.get(id(mark))
+        if (
+            display is None
+            or not _stackable(display)
+            or name in rule.static
+            or parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD
+            or name in _NOT_ARRAYS
+            or (parameter.default is not inspect.Parameter.empty and name not in _ARRAY_OPTIONS)
+            or not _varies(display)
+        ):
+            continue
+        converted.add(id(display))
+    return converted
+
+
+def _in(func: Any, functions: set) -> bool:
+    try:
+        return func in functions
+    except TypeError:  # unhashable
+        return False
+
+
+def _varies(display: gast.expr) -> bool:
+    """Whether a display holds anything but constants (a list of numbers is left as is)."""
+    return any(
+        _varies(e) if _stackable(e) else not isinstance(e, gast.Constant) for e in display.elts
+    )
 
 
 def _stacked(display: gast.expr, stack: gast.expr) -> gast.expr:
