@@ -163,3 +163,39 @@ def test_a_tuple_result_is_refused_by_name_at_third_order():
     srcad.check_grad(uses_pair, X, order=2, modes=("rev",))  # (second order: followed)
     with _refused("pair"):
         check_reverse_three_times(uses_pair, (X,))
+
+
+def split(p, t):
+    if np.sum(np.abs(p)) > t:
+        a, b = split(p * 0.5, t)
+        return a + p * 0.1, b * 0.9 + np.sin(p)
+    return p * 1.0, np.cos(p)
+
+
+def split_sum(p, t):
+    a, b = split(p, t)
+    return a * b
+
+
+def pair_by_branch(p, q):
+    if np.sum(p) > 0.3:
+        return np.tanh(p) * q, p * 0.5
+    return p - q * 0.25, np.cos(p) * q
+
+
+def overwritten_after_its_loop(x):
+    b, c = x * 0.7, x + 0.2
+    for _ in range(2):
+        c, b = pair_by_branch(c * 0.5, x)
+    for _ in range(2):
+        c = split_sum(c, 1.02) * np.mean(b)
+    c = np.tanh(b) * x
+    return np.sum((x + b * c) * X[0])
+
+
+def test_a_tuple_result_called_in_a_loop_is_refused_by_name_at_third_order():
+    # (campaign seed 3500464: the generated code's call of the recursion's forward handle
+    # was looked up as an op, "no adjoint rule for ...recursive_handles.forward")
+    srcad.check_grad(overwritten_after_its_loop, X, order=2, modes=("rev",))
+    with _refused("split"):
+        check_reverse_three_times(overwritten_after_its_loop, (X,))

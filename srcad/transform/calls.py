@@ -43,6 +43,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     own_signature,
     positional,
 )
+from srcad.runtime.recursive_handles import Refused
 from srcad.runtime.tangents import zero_tangent
 from srcad.transform.custom_residuals import residuals_refused
 from srcad.transform.libraries import is_library_function
@@ -511,6 +512,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
         return obj.fun, (), {}  # its handles rebuild and flatten the containers
     if isinstance(obj, (runtime_calls.JVPFunction, runtime_calls.Composition)):
         return obj.srcad_function(), (), {}  # srcad.jvp (jacobian, ...) inside: code to read
+    if isinstance(obj, Refused):
+        return obj.fun, (), {}  # its srcad_handle refuses a further derivative by name
     module = getattr(obj, "__module__", None) or ""  # None for np.add.reduce
     if module.startswith("srcad.runtime") or generated_call(obj):
         return None  # srcad's own helpers have rules, or no derivative at all
