@@ -29,6 +29,7 @@ from srcad.transform.calls import (
 )
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.helper_results import returns_dict
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
 from srcad.transform.templates import refuse_unknown_stars
@@ -105,6 +106,13 @@ def rewrite_user_calls(
         handle_name = handles[key]
         count = getattr(namer.globals[handle_name], "result_count", None)
         returned = count() if count is not None else None
+        if returns_dict(func):
+            raise source.error(
+                f"{op.label} returns a dict, which reverse mode cannot "
+                "take from a function of yours yet; return a tuple and unpack it (return "
+                "mean, logvar; then mean, logvar = f(...)), or use forward mode",
+                where,
+            )
         if returned is not None and returned != len(outputs):
             raise source.error(
                 f"{op.label} returns {returned} values; unpack them into as many names "

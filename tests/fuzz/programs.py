@@ -272,6 +272,7 @@ FAMILIES = {
     "repeated index writes", "boolean index writes", "keyword helpers", "recursion",
     "data-dependent recursion", "closures", "local functions",
     "local functions in comprehensions", "list aliases", "append constants", "dicts",
+    "dict comprehensions", "dict comprehensions over a pytree",
     "list holding an updated array", "nan-where", "nan-safe ops", "zero-derivative ops",
     "float32", "python float y", "0-d y", "length-1 axes", "pytree dict", "pytree tuple",
     "array output", "pair output", "rebinding after zero-trip loop or if",
@@ -1022,12 +1023,23 @@ class ProgramWriter:
                     f"{d}['p'] = {self.full_expr(names)}",
                     f"{target} = {d}['p'] * 0.5",
                 ]
-            if shape < 0.75:
+            if shape < 0.5:
                 return self.dict_loop(d, target, names)
-            return [
-                f"{d} = {{'p': {self.full_expr(names)}, 'q': {self.full_expr(names)}}}",
-                f"{target} = {d}['p'] * {d}['q']",
-            ]
+            made = f"{d} = {{'p': {self.full_expr(names)}, 'q': {self.full_expr(names)}}}"
+            if shape < 0.85:
+                # a dict comprehension over its items or keys, filtered sometimes (refused
+                # until stop 27), then read by key or by sum(values())
+                self.constructs.add("dict comprehensions")
+                self.loops += 1
+                k, v = f"k{self.loops}", f"v{self.loops}"
+                comp = rng.choice([
+                    f"{{{k}: np.tanh({v}) * 0.5 for {k}, {v} in {d}.items()}}",
+                    f"{{{k}: {d}[{k}] * {d}['q'] for {k} in ('p', 'q', 'r') if {k} != 'r'}}",
+                    f"{{{k}: np.sin({v}) for {k}, {v} in {d}.items() if {k} == 'p'}}",
+                ])  # fmt: skip
+                read = rng.choice([f"sum({d}c.values())", f"{d}c['p'] * 2.0"])
+                return [made, f"{d}c = {comp}", f"{target} = {read}"]
+            return [made, f"{target} = {d}['p'] * {d}['q']"]
         self.constructs.add("comprehensions")
         self.loops += 1
         j = f"j{self.loops}"
@@ -1281,7 +1293,15 @@ class ProgramWriter:
 
     def program(self) -> str:
         """The source of a module defining ``f`` and the helpers it may call."""
-        if self.spec.pytree == "dict":
+        if self.spec.pytree == "dict" and self.rng.random() < 0.6:
+            # a dict comprehension over the pytree argument's items (refused until stop 27)
+            self.constructs.add("dict comprehensions over a pytree")
+            comp = self.rng.choice([
+                "{k: v * 1.5 for k, v in p.items()}",
+                "{k: np.tanh(p[k]) for k in p if k != 'z'}",
+            ])  # fmt: skip
+            lines = ["def f(p, w):", f"    ps = {comp}", "    x = ps['x']", "    y = ps['y']"]
+        elif self.spec.pytree == "dict":
             lines = ["def f(p, w):", "    x = p['x']", "    y = p['y']"]
         elif self.spec.pytree == "tuple":
             lines = ["def f(p, w):", "    x, y = p"]

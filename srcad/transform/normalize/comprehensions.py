@@ -1,7 +1,11 @@
-"""List comprehensions and generator expressions become loops appending to a fresh list.
+"""List and dict comprehensions and generator expressions become loops filling a fresh
+list or dict.
 
 ``[f(v) for v in seq if c]`` becomes ``_items = []`` and ``for v_1 in seq: if c_1:
-_items.append(f(v_1))`` before the statement, which then reads ``_items``. This runs before
+_items.append(f(v_1))`` before the statement, which then reads ``_items``; ``{k: f(v) for
+k, v in d.items()}`` becomes ``_items = {}`` and ``for k_1, v_1 in d.items():
+_items[k_1] = f(v_1)`` (a dict with constant keys once its loop is unrolled, see dicts.py
+and pytrees.py). This runs before
 local functions are inlined, so a helper called in the element is inlined inside the loop,
 where the loop variable exists. Nested comprehensions (in the element, a condition or a
 later ``for``) become nested loops; the body of each local ``def`` is lowered too.
@@ -19,7 +23,7 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
 
-_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
 
 class _Lower:
@@ -48,10 +52,28 @@ class _Lower:
                 stmt.iter = self.hoist(stmt.iter, out, stmt)  # evaluated once, before the loop
             elif isinstance(stmt, gast.If):
                 stmt.test = self.hoist(stmt.test, out, stmt)
+            elif self.named_dict(stmt):
+                # ``d = {k: ... for ...}`` fills ``d`` itself: a dict has no second name
+                self.hoist_within(stmt.value, out, stmt)
+                self.lower(stmt.value, out, stmt, stmt.targets[0].id)
+                continue
             else:
                 self.hoist_within(stmt, out, stmt)
             out.append(stmt)
         return out
+
+    @staticmethod
+    def named_dict(stmt: gast.stmt) -> bool:
+        """``d = {k: v for ...}`` whose comprehension does not read ``d``."""
+        if not (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.DictComp)
+        ):
+            return False
+        name = stmt.targets[0].id
+        return not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt.value))
 
     def hoist(self, node: gast.expr, out: list[gast.stmt], origin: gast.stmt) -> gast.expr:
         if isinstance(node, _COMPREHENSIONS):
@@ -72,9 +94,12 @@ class _Lower:
             elif isinstance(value, gast.AST) and not isinstance(value, gast.Lambda):
                 self.hoist_within(value, out, origin)
 
-    def lower(self, comp: gast.AST, out: list[gast.stmt], origin: gast.stmt) -> str:
-        """Append to ``out`` the statements building ``comp``'s list; the list's name."""
-        result = self.namer.fresh_temp("_items")
+    def lower(
+        self, comp: gast.AST, out: list[gast.stmt], origin: gast.stmt, result: str | None = None
+    ) -> str:
+        """Append to ``out`` the statements building ``comp``'s list or dict (named
+        ``result``, else a fresh name); its name."""
+        result = result or self.namer.fresh_temp("_items")
         renames: dict[str, str] = {}
         headers = []
         for k, gen in enumerate(comp.generators):
@@ -91,21 +116,29 @@ class _Lower:
             target = rename.visit(copy.deepcopy(gen.target))
             conditions = [rename.visit(copy.deepcopy(c)) for c in gen.ifs]
             headers.append((target, iterable, conditions))
-        element = RenameNames(renames).visit(copy.deepcopy(comp.elt))
-        push = build.call(build.attr(build.load(result), "append"), element)
-        inner: list[gast.stmt] = [self.mark(gast.Expr(value=push), origin)]
+        if isinstance(comp, gast.DictComp):
+            key = RenameNames(dict(renames)).visit(copy.deepcopy(comp.key))
+            value = RenameNames(renames).visit(copy.deepcopy(comp.value))
+            entry = gast.Subscript(value=build.load(result), slice=key, ctx=gast.Store())
+            fill: gast.stmt = gast.Assign(targets=[entry], value=value, type_comment=None)
+            empty: gast.expr = gast.Dict(keys=[], values=[])
+        else:
+            element = RenameNames(renames).visit(copy.deepcopy(comp.elt))
+            push = build.call(build.attr(build.load(result), "append"), element)
+            fill, empty = gast.Expr(value=push), gast.List(elts=[], ctx=gast.Load())
+        inner: list[gast.stmt] = [self.mark(fill, origin)]
         for target, iterable, conditions in reversed(headers):
             for condition in reversed(conditions):
                 inner = [self.mark(gast.If(test=condition, body=inner, orelse=[]), origin)]
             loop = gast.For(target=target, iter=iterable, body=inner, orelse=[], type_comment=None)
             inner = [self.mark(loop, origin)]
-        out.append(self.mark(build.assign(result, gast.List(elts=[], ctx=gast.Load())), origin))
+        out.append(self.mark(build.assign(result, empty), origin))
         out.extend(rewrite_bodies(inner, self.block))
         return result
 
 
 def lower_comprehensions(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
-    """Rewrite every list comprehension and generator expression of ``tree`` into a loop
-    (see module doc)."""
+    """Rewrite every list and dict comprehension and generator expression of ``tree`` into
+    a loop (see module doc)."""
     tree.body = rewrite_bodies(tree.body, _Lower(source, namer).block)
     return tree

@@ -58,7 +58,8 @@ class _Use:
 @dataclass
 class _Spot:
     """Where a dict is iterated: the expression that becomes a display of its keys, values
-    or items (``view``), and how (``how``: as a view does, or list/tuple/sorted/reversed)."""
+    or items (``view``), and how (``how``: as a view does, or list/tuple/sorted/reversed; or
+    ``sum`` of the values, added up)."""
 
     old: gast.expr
     view: str
@@ -215,9 +216,9 @@ class _Lower:
         written out only for a loop (a display of them elsewhere is a container of
         differentiable values); its keys anywhere (``names = sorted(d)``)."""
         spot = self.spot(use)
-        if spot is None or spot.view == "keys" or _loop_over(spot, self.source) is not None:
+        if spot is None or spot.view == "keys" or spot.how == "sum":
             return spot
-        return None
+        return spot if _loop_over(spot, self.source) is not None else None
 
     def spot(self, use: _Use) -> _Spot | None:
         view, seq, rest = self.viewed(use)
@@ -233,6 +234,8 @@ class _Lower:
             return _Spot(seq, view, "live", rest)
         if len(holder.args) != 1:
             return None
+        if fn is builtins.sum and view == "values" and not holder.keywords:
+            return _Spot(holder, view, "sum", rest[1:])  # ``sum(d.values())``: added up
         if fn in (builtins.list, builtins.tuple, builtins.reversed) and not holder.keywords:
             how = "reversed" if fn is builtins.reversed else fn.__name__
             return _Spot(holder, view, how, rest[1:])
@@ -281,6 +284,11 @@ class _Lower:
             return read if spot.view == "values" else build.tuple_([build.const(key), read])
 
         elts = [item(k) for k in keys]
+        if spot.how == "sum":
+            total: gast.expr = build.const(0)  # (Python's sum starts from 0)
+            for elt in elts:
+                total = build.binop(total, gast.Add(), elt)
+            return gast.copy_location(total, spot.old)
         node = gast.List(elts=elts, ctx=gast.Load()) if spot.how in ("list", "sorted") else None
         node = node or build.tuple_(elts)
         # a view read on each turn (list(), tuple() and sorted() read it all at once)

@@ -130,6 +130,13 @@ def returns_list(obj: Any) -> bool:
     return bool(bound) and all(isinstance(v, gast.List) for v in bound)
 
 
+def returns_dict(obj: Any) -> bool:
+    """Whether a plain Python helper returns a dict display or comprehension somewhere."""
+    tree = _helper_tree(obj)
+    returns = _returns(tree) if tree is not None else []
+    return any(isinstance(r, (gast.Dict, gast.DictComp)) for r in returns)
+
+
 def _helper_tree(obj: Any) -> gast.FunctionDef | None:
     """The parsed source of a plain Python helper with no function inside (whose returns
     would not be the helper's); None for anything else."""

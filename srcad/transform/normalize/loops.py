@@ -23,6 +23,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.folding import constant_of
 from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
 
 _ITERATORS = {builtins.reversed, builtins.map, builtins.filter, builtins.iter}
@@ -388,7 +389,7 @@ def unroll_constant_loops(tree: gast.FunctionDef) -> gast.FunctionDef:
             for elt in stmt.iter.elts:
                 out.append(gast.copy_location(build.assign(name, copy.deepcopy(elt)), stmt))
                 for inner in copy.deepcopy(stmt.body):
-                    out.append(_Substitute(name, elt).visit(inner))
+                    out.extend(_decided_arms(_Substitute(name, elt).visit(inner)))
             out.extend(stmt.orelse)
         return out
 
@@ -559,7 +560,7 @@ def unroll_written_out(loop: gast.For, source: Source, namer: Namer) -> list[gas
         for stmt in copy.deepcopy(loop.body):
             for name, value in fixed.items():
                 stmt = _Substitute(name, value).visit(stmt)
-            body.append(stmt)
+            body.extend(_decided_arms(stmt) if fixed else [stmt])
         if not needs:
             out.extend(body)
             continue
@@ -576,6 +577,17 @@ def unroll_written_out(loop: gast.For, source: Source, namer: Namer) -> list[gas
     for stmt in written.before:
         _mark(stmt, loop)
     return out + loop.orelse
+
+
+def _decided_arms(stmt: gast.stmt) -> list[gast.stmt]:
+    """An ``if`` whose test the constants written in made a literal (``if "a" != "b"``, a
+    comprehension's filter on its keys): the arm it takes; other statements as they are."""
+    if not isinstance(stmt, gast.If):
+        return [stmt]
+    decided = constant_of(stmt.test)
+    if decided is None:
+        return [stmt]
+    return [s for arm in (stmt.body if decided[0] else stmt.orelse) for s in _decided_arms(arm)]
 
 
 def _mark(node: gast.stmt, origin: gast.stmt) -> gast.stmt:

@@ -44,6 +44,7 @@ from srcad.transform.calls import FlatCall, plain_function, user_callee
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.folding import constant_of
 from srcad.transform.normalize.pytree_iteration import DICT_VIEWS, Iteration, has_jump
 from srcad.transform.normalize.pytree_views import Const, View, kind_label, merged
 
@@ -77,9 +78,11 @@ class _Expand(Iteration):
             if done is not None:
                 return gast.copy_location(done, expr)
         if isinstance(expr, gast.Compare):
-            found = self.membership(expr)
+            found = self.membership(expr) or self.compared_keys(expr)
             if found is not None:
                 return gast.copy_location(found, expr)
+        if isinstance(expr, gast.Subscript):
+            self.constant_keys(expr)
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.expr):
                 setattr(expr, field, self.expression(value))
@@ -369,9 +372,31 @@ class _Expand(Iteration):
         for field, value in gast.iter_fields(stmt):
             if isinstance(value, gast.expr) and field != "target":
                 setattr(stmt, field, self.expression(value))
+        for target in getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]:
+            if target is not None:
+                self.constant_keys(target)
         self.forget(stmt)  # after its value: ``k = d[k]`` reads the old ``k``
         self.remember_constant(stmt)
         return [stmt]
+
+    def compared_keys(self, expr: gast.Compare) -> gast.expr | None:
+        """``k != "b"`` with ``k`` a key of an unrolled loop: the answer (a comprehension's
+        filter picks its keys statically)."""
+        parts = [self.constant(p) for p in (expr.left, *expr.comparators)]
+        if not all(ok for ok, _ in parts):
+            return None
+        values = [build.const(v) for _, v in parts]
+        found = constant_of(gast.Compare(left=values[0], ops=expr.ops, comparators=values[1:]))
+        return None if found is None else build.const(found[0])
+
+    def constant_keys(self, node: gast.AST) -> None:
+        """``out[k] = v`` with ``k`` a key of an unrolled loop (``out`` a dict the function
+        builds: a comprehension's): the key written as the constant it is."""
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Subscript) and isinstance(sub.slice, gast.Name):
+                ok, value = self.constant(sub.slice)
+                if ok and type(value) is str:
+                    sub.slice = gast.copy_location(build.const(value), sub.slice)
 
     def forget(self, node: gast.AST) -> None:
         """Drop what is known of the names ``node`` stores to."""
