@@ -40,7 +40,7 @@ from srcad.transform.normalize.option_forms import rewrite_option_forms
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
-from srcad.transform.normalize.sequences import stack_literals
+from srcad.transform.normalize.sequences import stack_list_arguments, stack_literals
 from srcad.transform.normalize.stars import spread_stars
 from srcad.transform.normalize.trying import lower_try, restore_try
 from srcad.transform.normalize.tuples import split_tuples
@@ -105,6 +105,7 @@ def normalize(
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(unroll_constant_loops(desugar(tree)), source, namer)
     source.lists = lower_lists(tree, source, namer)
+    tree = stack_list_arguments(tree, source, namer, source.lists)
     keep_augmented_dtypes(tree, source, namer)
     setanno(tree, "inplace", lower_setitems(tree, source, namer))
     if has_aux:

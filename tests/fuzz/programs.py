@@ -281,6 +281,7 @@ FAMILIES = {
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
     "sub-trees bound on two paths", "positional reduction options", "tuple names",
     "arrays unpacked", "list displays stacked", "a display converted by an op",
+    "a list converted by an op",
     "sum of a display", "np.errstate",
     "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
     "a display passed to a helper", "arguments updated in place",
@@ -1350,7 +1351,11 @@ class ProgramWriter:
             name = self.rng.choice(free)
             lines.insert(len(lines) - len(_indent(body)), f"    {name} = 0.5")
             extra = f" + b * c + u * (1.0 + {name})"
-        if self.mutable:
+        if self.mutable and self.rng.random() < 0.3:
+            # the list passed as it is, converted by the op (refused until stop 27)
+            self.constructs.add("a list converted by an op")
+            extra += self.rng.choice([" + np.sum(outs, axis=0)", " + np.mean(outs, axis=0)"])
+        elif self.mutable:
             extra += " + np.sum(np.stack(outs), axis=0)"
         if self.second_order and self.rng.random() < 0.5:
             # a module global, rebound while a second derivative is held (test_programs)

@@ -52,8 +52,9 @@ async def with_async(x):
     return np.sum(x)
 
 
-def with_comprehension(x):
-    return np.sum([v * 2.0 for v in x])
+def with_set_comprehension(x):
+    # (a list comprehension here was refused until stop 27: np.sum now stacks the list)
+    return np.sum(x) * len({k for k in ("a", "b")})
 
 
 def opaque(v):
@@ -77,7 +78,7 @@ CASES = [
     (with_try, "several 'except' clauses", "try:"),
     (with_with, "'with' statements", "with open"),
     (with_global, "'global'", "global G"),
-    (with_comprehension, "turn it into an array first", "return np.sum([v"),
+    (with_set_comprehension, "set comprehensions are not supported", "return np.sum(x) * len"),
     (calls_unknown, "no adjoint rule for np.i0", "return np.sum(np.i0(y))"),
     (undefined_name, "'not_defined_anywhere' is not defined", "return np.sum"),
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -90,7 +91,7 @@ class _Stacker(Transformer):
             # np.array([a, b], dtype=t): the stack cast, which has a rule
             astype = gast.Attribute(value=_stacked(first, stack), attr="astype", ctx=gast.Load())
             return gast.copy_location(build.call(astype, node.keywords[0].value), node)
-        converted = _converted(func, node)
+        converted = _converted(func, node, lambda a: _stackable(a) and _varies(a))
         node.args = [_stacked(a, stack) if id(a) in converted else a for a in node.args]
         for keyword in node.keywords:
             if id(keyword.value) in converted:
@@ -107,9 +108,10 @@ class _Stacker(Transformer):
         return build.load(self.source.bind(self.namer, np.stack, "np_stack"))
 
 
-def _converted(func: Any, call: gast.Call) -> set[int]:
-    """The ids of ``call``'s displays that ``func``, a NumPy or SciPy op with a rule,
-    converts to an array (its array operands), holding values not written as constants."""
+def _converted(func: Any, call: gast.Call, wanted: Callable[[gast.expr], bool]) -> set[int]:
+    """The ids of ``call``'s arguments that ``func``, a NumPy or SciPy op with a rule,
+    converts to an array (its array operands) among those ``wanted`` (displays holding
+    values not written as constants, or names of lists)."""
     module = getattr(func, "__module__", None) or ""
     if not module.startswith(("numpy", "scipy")) or _in(func, _SEQUENCES):
         return set()
@@ -130,16 +132,50 @@ def _converted(func: Any, call: gast.Call) -> set[int]:
         display = given.get(id(mark))
         if (
             display is None
-            or not _stackable(display)
+            or not wanted(display)
             or name in rule.static
             or parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD
             or name in _NOT_ARRAYS
             or (parameter.default is not inspect.Parameter.empty and name not in _ARRAY_OPTIONS)
-            or not _varies(display)
         ):
             continue
         converted.add(id(display))
     return converted
+
+
+def stack_list_arguments(
+    tree: gast.FunctionDef, source: Source, namer: Namer, lists: set[str]
+) -> gast.FunctionDef:
+    """A list the function builds passed as an array operand of a NumPy or SciPy op, as
+    NumPy converts it: ``np.sum(xs)`` becomes ``np.sum(np.stack(xs))``, ``np.array(xs)``
+    ``np.stack(xs)``."""
+    _ListStacker(source, namer, local_names(tree), lists).visit(tree)
+    return tree
+
+
+class _ListStacker(_Stacker):
+    def __init__(self, source: Source, namer: Namer, local: set[str], lists: set[str]) -> None:
+        super().__init__(source, namer, local)
+        self.lists = lists
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        args = (*node.args, *(k.value for k in node.keywords))
+        if not any(isinstance(a, gast.Name) and a.id in self.lists for a in args):
+            return node
+        func = self.source.resolve(node.func, self.local)
+        stack = self.stack_function(node.func)
+        if _in(func, _MAKING) and len(node.args) == 1 and not node.keywords:
+            return gast.copy_location(build.call(stack, node.args[0]), node)
+        converted = _converted(
+            func, node, lambda a: isinstance(a, gast.Name) and a.id in self.lists
+        )
+        node.args = [build.call(copy.deepcopy(stack), a) if id(a) in converted else a
+                     for a in node.args]  # fmt: skip
+        for keyword in node.keywords:
+            if id(keyword.value) in converted:
+                keyword.value = build.call(copy.deepcopy(stack), keyword.value)
+        return node
 
 
 def _in(func: Any, functions: set) -> bool:
