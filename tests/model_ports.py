@@ -1,9 +1,10 @@
-"""Six models written the way NumPy model code is commonly written (autograd-style examples:
+"""Seven models written the way NumPy model code is commonly written (autograd-style examples:
 parameter lists of (W, b) tuples, dicts of weights, helpers taking the parameters whole,
 scipy.special.logsumexp); srcad must run them unchanged."""
 
 import numpy as np
 from scipy.special import logsumexp
+from scipy.stats import norm
 
 
 # --- MLP classifier: a list of (W, b) layers ------------------------------------------
@@ -110,6 +111,17 @@ def gmm_log_lik(params, data):
     z = (data[:, None] - means[None, :]) / stds[None, :]
     comp = -0.5 * z**2 - log_stds[None, :] - 0.5 * np.log(2 * np.pi)
     return np.sum(logsumexp(comp + log_w[None, :], axis=1))
+
+
+# --- Gaussian mixture, component by component: a list of log densities, dict updates ----
+def gmm_components_loss(params, data):
+    log_w = params["logits"] - logsumexp(params["logits"])
+    lps = [
+        log_w[k] + norm.logpdf(data, loc=params["means"][k], scale=np.exp(params["log_stds"][k]))
+        for k in range(len(params["means"]))
+    ]
+    prior = {name: np.sum(value**2) for name, value in params.items() if name != "logits"}
+    return -np.sum(logsumexp(lps, axis=0)) + 0.01 * sum(prior.values())
 
 
 # --- LSTM: a cell taking and returning its state as a tuple -----------------------------

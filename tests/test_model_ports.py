@@ -60,3 +60,12 @@ def test_gaussian_mixture_log_likelihood():
     params["log_stds"] = RNG.normal(size=3) * 0.2
     data = RNG.normal(size=7)
     srcad.check_grad(m.gmm_log_lik, params, data, modes=("rev", "fwd"), order=2)
+
+
+def test_gaussian_mixture_written_component_by_component():
+    # logsumexp of a list of per-component log densities, a dict comprehension over the
+    # parameters (both refused until stop 27)
+    params = {"logits": RNG.normal(size=3), "means": RNG.normal(size=3)}
+    params["log_stds"] = RNG.normal(size=3) * 0.2
+    data = RNG.normal(size=7)
+    srcad.check_grad(m.gmm_components_loss, params, data, modes=("rev", "fwd"), order=2)
