@@ -29,6 +29,7 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.loops import unroll_written_out
 from srcad.transform.normalize.pytree_iteration import indexes_with
+from srcad.transform.normalize.sequences import added
 from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
 
 _VIEWS = ("keys", "values", "items")
@@ -285,10 +286,7 @@ class _Lower:
 
         elts = [item(k) for k in keys]
         if spot.how == "sum":
-            total: gast.expr = build.const(0)  # (Python's sum starts from 0)
-            for elt in elts:
-                total = build.binop(total, gast.Add(), elt)
-            return gast.copy_location(total, spot.old)
+            return gast.copy_location(added(elts), spot.old)
         node = gast.List(elts=elts, ctx=gast.Load()) if spot.how in ("list", "sorted") else None
         node = node or build.tuple_(elts)
         # a view read on each turn (list(), tuple() and sorted() read it all at once)

@@ -76,10 +76,7 @@ class _Stacker(Transformer):
         func = self.source.resolve(node.func, self.local)
         first = node.args[0] if node.args and _stackable(node.args[0]) else None
         if func is sum and first is not None and len(node.args) == 1 and not node.keywords:
-            total: gast.expr = build.const(0)
-            for elt in first.elts:
-                total = build.binop(total, gast.Add(), elt)
-            return gast.copy_location(total, node)
+            return gast.copy_location(added(first.elts), node)
         try:
             making = func in _MAKING
         except TypeError:  # unhashable
@@ -106,6 +103,14 @@ class _Stacker(Transformer):
         if isinstance(root, gast.Name) and self.source.resolve(root, self.local) is np:
             return gast.Attribute(value=build.load(root.id), attr="stack", ctx=gast.Load())
         return build.load(self.source.bind(self.namer, np.stack, "np_stack"))
+
+
+def added(values: list[gast.expr]) -> gast.expr:
+    """``0 + a + b``: what Python's ``sum`` of ``values`` computes (it starts from 0)."""
+    total: gast.expr = build.const(0)
+    for value in values:
+        total = build.binop(total, gast.Add(), value)
+    return total
 
 
 def _converted(func: Any, call: gast.Call, wanted: Callable[[gast.expr], bool]) -> set[int]:
