@@ -351,21 +351,25 @@ def builtin_pow(x):
     return pow(np.sum(x), 2)
 
 
-@pytest.mark.parametrize(
-    ("func", "advice"),
-    [
-        (builtin_max, r"np\.maximum\(a, b\).*np\.max\(x\)"),
-        (builtin_min, r"np\.minimum\(a, b\).*np\.min\(x\)"),
-        (builtin_pow, r"a \*\* b"),
-    ],
-)
+def builtin_max_of_three(x):
+    return np.sum(max(np.sum(x), 0.5, np.sum(x**2)) * x)
+
+
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
-def test_builtins_that_mean_something_else_on_arrays_name_numpys(func, advice, mode):
-    with pytest.raises(NoAdjointError, match=advice):
+def test_builtins_that_mean_something_else_on_arrays_name_numpys(mode):
+    # max(a, b), min(a, b) and pow(a, b) of numbers have rules since stop 27; Python's max
+    # of arrays fails as it does without srcad, and max of three values names NumPy's
+    srcad.check_grad(builtin_min, X, modes=(mode,))
+    srcad.check_grad(builtin_pow, X, modes=(mode,))
+    with pytest.raises(ValueError, match="truth value of an array"):
+        builtin_max(X)
+    with pytest.raises(ValueError, match="truth value of an array"):
+        srcad.grad(builtin_max)(X) if mode == "rev" else srcad.jvp(builtin_max, (X,), (X,))
+    with pytest.raises(srcad.TransformError, match=r"np\.maximum\(a, b\).*np\.max\(x\)"):
         if mode == "rev":
-            srcad.grad(func)(X)
+            srcad.grad(builtin_max_of_three)(X)
         else:
-            srcad.jvp(func, (X,), (X,))
+            srcad.jvp(builtin_max_of_three, (X,), (X,))
 
 
 def with_item(x):

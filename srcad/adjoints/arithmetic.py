@@ -41,7 +41,7 @@ def truediv(y, a, b):
     return 1 / b, -y / b
 
 
-@partials(Operator("Pow"), np.power, cuda="pow", elementwise=True, broadcast_transparent=True)
+@partials(Operator("Pow"), np.power, pow, cuda="pow", elementwise=True, broadcast_transparent=True)
 def power(y, a, b):
     # a ** 0 is constant (0 ** -1 would make 0 * inf); 0 ** b is too for b > 0 (log 0 would
     # make 0 * -inf): the zeros replaced by ones keep both terms finite, and exact elsewhere

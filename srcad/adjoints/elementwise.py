@@ -136,6 +136,32 @@ def minimum(y, a, b):
     d[b] = unbroadcast(xp.where(b < a, d[y], xp.where(a == b, 0.5 * d[y], 0)), b)
 
 
+# Python's max(a, b) and min(a, b) of numbers return one of them whole: it takes the whole
+# gradient (on a tie the first, which Python returns: it replaces a only when b is larger)
+@adjoint(max)
+def python_max(y, a, b):
+    d[a] = unbroadcast(xp.where(b > a, 0, d[y]), a)
+    d[b] = unbroadcast(xp.where(b > a, d[y], 0), b)
+
+
+@adjoint(min)
+def python_min(y, a, b):
+    d[a] = unbroadcast(xp.where(b < a, 0, d[y]), a)
+    d[b] = unbroadcast(xp.where(b < a, d[y], 0), b)
+
+
+@tangent(max)
+def python_max_tangent(y, a, b):
+    d[y] = xp.where(b > a, 0, d[a])
+    d[y] = xp.where(b > a, d[b], 0)
+
+
+@tangent(min)
+def python_min_tangent(y, a, b):
+    d[y] = xp.where(b < a, 0, d[a])
+    d[y] = xp.where(b < a, d[b], 0)
+
+
 # a condition is boolean: no derivative flows to it (``static``), even where it counts as
 # varying (a decision put on a tape beside varied values, in generated code differentiated
 # again)

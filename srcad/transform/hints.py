@@ -21,9 +21,11 @@ RULES_HELP = 'see examples/custom_rules.py and docs/rules.md ("Writing rules")'
 #: Python's functions that mean something else on arrays, and NumPy's that srcad differentiates
 _INSTEAD = {
     builtins.max: "Python's max() picks one whole value (on arrays it fails, or compares "
-    "them as wholes); use np.maximum(a, b) elementwise, or np.max(x) over an array",
+    "them as wholes); srcad differentiates max(a, b) of two numbers: use np.maximum(a, b) "
+    "elementwise, or np.max(x) over an array",
     builtins.min: "Python's min() picks one whole value (on arrays it fails, or compares "
-    "them as wholes); use np.minimum(a, b) elementwise, or np.min(x) over an array",
+    "them as wholes); srcad differentiates min(a, b) of two numbers: use np.minimum(a, b) "
+    "elementwise, or np.min(x) over an array",
     builtins.pow: "use a ** b or np.power(a, b)",
 }
 
@@ -65,13 +67,18 @@ def no_rule(op: Any, tangent: bool = False) -> str:
     return f"{text}. To give it a derivative, {how}; {RULES_HELP}"
 
 
+def instead(callee: Any) -> str | None:
+    """What to write instead of a Python function that means something else on arrays."""
+    try:
+        return _INSTEAD.get(callee)
+    except TypeError:  # unhashable
+        return None
+
+
 def _advice(op: Any) -> str:
     """What to write instead, for the ops habits from Python or JAX lead to."""
     callee = op.callee
-    try:
-        known = _INSTEAD.get(callee)
-    except TypeError:  # unhashable
-        known = None
+    known = instead(callee)
     if known:
         return known
     if getattr(callee, "__module__", None) in ("builtins", "math") or (

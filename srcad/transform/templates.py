@@ -119,7 +119,7 @@ def rule_operands(
     no rule (of the kind asked for) or its arguments do not fit the rule."""
     from srcad.errors import NoAdjointError
     from srcad.transform.calls import missing_rule_hint
-    from srcad.transform.hints import no_rule
+    from srcad.transform.hints import instead, no_rule
 
     if rule is None:
         if op.label in ("Tuple", "List", "Dict"):
@@ -132,8 +132,11 @@ def rule_operands(
     try:
         return bind(rule, op.args, op.keywords, op.callee)
     except TemplateError as exc:
+        advice = instead(op.callee)  # (Python's max of three values, or of a list)
         raise source.error(
-            f"{op.label}: arguments not supported for differentiation ({exc})", where
+            f"{op.label}: arguments not supported for differentiation ({exc})"
+            + (f"; {advice}" if advice else ""),
+            where,
         ) from None
 
 

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from opcheck import check, rand
 
+import srcad
+
 UNIT = dict(low=-0.9, high=0.9)
 POSITIVE = dict(low=0.5, high=2.0)
 UNARY = [
@@ -82,3 +84,35 @@ def test_clip():
 )
 def test_math(expr, args):
     check(expr, *args)
+
+
+def hinge(w, x, y):
+    s = np.dot(w, x)
+    return max(0.0, 1.0 - y * s) + 0.1 * min(np.sum(w**2), 2.0) + pow(np.sum(w), 2)
+
+
+@pytest.mark.parametrize("label", [1.0, -1.0])
+def test_python_max_min_and_pow_of_numbers(label):
+    # (no rule until stop 27: "Python's max() picks one whole value")
+    w, x = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -1.0])
+    srcad.check_grad(hinge, w, x, label, modes=("rev", "fwd"), order=2)
+
+
+def first_of_a_tie(t):
+    return max(t, 2.0 * t) + min(3.0 * t, t)
+
+
+def test_python_max_gives_the_gradient_to_the_value_it_returns():
+    # at t = 0 both sides tie: Python returns the first, which takes the whole gradient
+    assert srcad.grad(first_of_a_tie)(0.0) == pytest.approx(1.0 + 3.0)
+    assert srcad.jvp(first_of_a_tie, (0.0,), (1.0,))[1] == pytest.approx(4.0)
+    assert srcad.grad(first_of_a_tie)(1.0) == pytest.approx(2.0 + 1.0)
+
+
+def max_of_three(t):
+    return max(t, 0.1, t * t)
+
+
+def test_python_max_of_more_than_two_is_refused_by_name():
+    with pytest.raises(srcad.TransformError, match="max: arguments not supported"):
+        srcad.grad(max_of_three)(0.5)
