@@ -281,7 +281,7 @@ FAMILIES = {
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
     "sub-trees bound on two paths", "positional reduction options", "tuple names",
     "arrays unpacked", "list displays stacked", "a display converted by an op",
-    "a list converted by an op",
+    "a list converted by an op", "Python's max and min of numbers",
     "sum of a display", "np.errstate",
     "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
     "a display passed to a helper", "arguments updated in place",
@@ -685,6 +685,11 @@ class ProgramWriter:
                     f"np.multiply((0.5, 1.5), [np.sum({p}), np.max({q})]).sum() * {q}",
                 ]
                 return [[f"{target} = {rng.choice(forms)}"]]
+            if rng.random() < 0.2:
+                # Python's max/min of two numbers (no rule until stop 27)
+                self.constructs.add("Python's max and min of numbers")
+                pick = rng.choice(["max", "min"])
+                return [[f"{target} = {pick}(np.sum({p}) * 0.1, np.max({q}) * 0.3) * {q}"]]
             self.constructs.add("list displays stacked")
             scalars = f"np.sum({p}) * 0.1, np.max({q}) * 0.5, 1.0"
             return [[f"{target} = {q} * np.mean(np.array([{scalars}]) ** 2)"]]
