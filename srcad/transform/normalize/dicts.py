@@ -217,7 +217,7 @@ class _Lower:
         written out only for a loop (a display of them elsewhere is a container of
         differentiable values); its keys anywhere (``names = sorted(d)``)."""
         spot = self.spot(use)
-        if spot is None or spot.view == "keys" or spot.how == "sum":
+        if spot is None or spot.view == "keys" or spot.how == "sum" or _passed(spot):
             return spot
         return spot if _loop_over(spot, self.source) is not None else None
 
@@ -584,6 +584,17 @@ def _loop_over(spot: _Spot, source: Source) -> gast.For | None:
             return None
         current = above
     return None
+
+
+def _passed(spot: _Spot) -> bool:
+    """``np.stack(list(d.values()))``: the values written out as an argument of a call
+    (a display there is stacked, or passed element by element, or refused by name)."""
+    holder = spot.above[0] if spot.above else None
+    return (
+        spot.how in ("list", "tuple")
+        and isinstance(holder, gast.Call)
+        and any(a is spot.old for a in holder.args)
+    )
 
 
 def _after(made: tuple, path: tuple) -> bool:

@@ -166,21 +166,28 @@ class _ListStacker(_Stacker):
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
         args = (*node.args, *(k.value for k in node.keywords))
-        if not any(isinstance(a, gast.Name) and a.id in self.lists for a in args):
+        if not any(self.wanted(a) for a in args):
             return node
         func = self.source.resolve(node.func, self.local)
         stack = self.stack_function(node.func)
         if _in(func, _MAKING) and len(node.args) == 1 and not node.keywords:
             return gast.copy_location(build.call(stack, node.args[0]), node)
-        converted = _converted(
-            func, node, lambda a: isinstance(a, gast.Name) and a.id in self.lists
-        )
-        node.args = [build.call(copy.deepcopy(stack), a) if id(a) in converted else a
-                     for a in node.args]  # fmt: skip
+        converted = _converted(func, node, self.wanted)
+        node.args = [self.stacked(a, stack) if id(a) in converted else a for a in node.args]
         for keyword in node.keywords:
             if id(keyword.value) in converted:
-                keyword.value = build.call(copy.deepcopy(stack), keyword.value)
+                keyword.value = self.stacked(keyword.value, stack)
         return node
+
+    def wanted(self, arg: gast.expr) -> bool:
+        """A list name, or a display made after the literals were stacked (the values of a
+        dict written out: ``np.sum(list(d.values()))``)."""
+        is_list = isinstance(arg, gast.Name) and arg.id in self.lists
+        return is_list or (_stackable(arg) and _varies(arg))
+
+    @staticmethod
+    def stacked(arg: gast.expr, stack: gast.expr) -> gast.expr:
+        return _stacked(arg, stack) if _stackable(arg) else build.call(copy.deepcopy(stack), arg)
 
 
 def _in(func: Any, functions: set) -> bool:
