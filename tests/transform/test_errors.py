@@ -149,8 +149,9 @@ def test_error_is_raised_again_on_second_call():
 
 
 def tuple_container(x):
-    y = (x, x * 2.0)
-    y = y + (x,)  # a tuple made other than written out: not split into names
+    y = (x * 0.5,)
+    for k in range(2):
+        y = y + (x * k,)  # a tuple growing in a loop: not split into names
     return np.sum(y[0])
 
 

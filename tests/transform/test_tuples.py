@@ -227,3 +227,27 @@ def test_a_tuple_name_read_whole_by_sum_or_np_array():
     # was refused, "the gradient flows into a list or expression here": the tuple name is
     # written as its display after the literals were lowered (sum((a, b)) worked)
     srcad.check_grad(sum_of_a_tuple_name, X, modes=("rev", "fwd"), order=2)
+
+
+def extended(x):
+    # the same name rebound to a longer tuple (refused until stop 27: "np.stack: 'arrays'
+    # must be a list or tuple written out in the call")
+    args = (x, 2 * x)
+    first = args[0] * args[1]
+    args = args + (np.sin(x),)
+    args = (np.cos(x),) + args
+    return np.sum(np.stack(args) * first) + len(args)
+
+
+def extended_in_a_loop(x):
+    total = 0.0
+    for k in range(2):
+        pair = (x, x * k)
+        pair = pair + (np.tanh(x),)
+        total = total + np.sum(pair[2] * pair[1])
+    return total
+
+
+@pytest.mark.parametrize("f", [extended, extended_in_a_loop])
+def test_a_name_rebound_to_a_longer_tuple(f):
+    srcad.check_grad(f, X, modes=("rev", "fwd"), order=2)

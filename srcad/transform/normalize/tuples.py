@@ -26,6 +26,7 @@ import gast
 
 from srcad.transform import build
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
 
 #: the most rounds of splitting (each follows a tuple one copy or one nesting further)
 _MAX_ROUNDS = 16
@@ -46,14 +47,79 @@ def split_tuples(
     recorded in a loop) splits too: ``tape.push(r)`` pushes each element, ``r = tape.pop()``
     pops them back in reverse order, and the ``r = None`` that starts a name pushed before
     it is assigned starts each element so."""
+    tree.body = rewrite_bodies(tree.body, lambda body: _rebound(body, namer))
     for _ in range(_MAX_ROUNDS):
         if not _split_once(tree, namer, builtin_len):
             break
     return tree
 
 
+class _Join(gast.NodeTransformer):
+    """``(a, b) + (c,)`` is ``(a, b, c)``: a tuple name written out and joined to another
+    display is a display, which the name it is assigned to then splits into."""
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if (
+            isinstance(node.op, gast.Add)
+            and isinstance(node.left, gast.Tuple)
+            and isinstance(node.right, gast.Tuple)
+        ):
+            return gast.copy_location(build.tuple_([*node.left.elts, *node.right.elts]), node)
+        return node
+
+
+def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
+    """A name bound to a tuple display and, further down the same block, to a tuple of
+    another length (``args = (x, y)`` ... ``args = args + (z,)``): the first tuple gets a
+    name of its own up to that statement, so that each name holds tuples of one length
+    (its readers between are straight-line code)."""
+    for i, stmt in enumerate(body):
+        value = stmt.value if _binds_name(stmt) else None
+        joined_before = isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
+        if not (isinstance(value, gast.Tuple) or joined_before):
+            continue
+        if joined_before and not any(isinstance(v, gast.Tuple) for v in (value.left, value.right)):
+            continue  # (a tuple joined to a display: its length is not read here)
+        name = stmt.targets[0].id
+        length = len(value.elts) if isinstance(value, gast.Tuple) else None
+        for j in range(i + 1, len(body)):
+            later = body[j]
+            if not isinstance(later, (gast.Assign, gast.Expr)):
+                break  # a branch or loop between: left as it is
+            if _binds_name(later) and later.targets[0].id == name:
+                value = later.value
+                joined = isinstance(value, gast.BinOp) and name in {
+                    getattr(value.left, "id", None),
+                    getattr(value.right, "id", None),
+                }
+                other = isinstance(value, gast.Tuple) and len(value.elts) != length
+                if joined or other:
+                    rename = RenameNames({name: namer.fresh(f"{name}_first")})
+                    stmt.targets[0] = rename.visit(stmt.targets[0])
+                    for between in body[i + 1 : j]:
+                        rename.visit(between)
+                    later.value = rename.visit(later.value)
+                break
+            if any(
+                isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+                for n in gast.walk(later)
+            ):
+                break  # bound otherwise (unpacked into)
+    return body
+
+
+def _binds_name(stmt: gast.stmt) -> bool:
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+    )
+
+
 def _split_once(tree: gast.FunctionDef, namer: Namer, builtin_len: bool) -> bool:
     """One round of :func:`split_tuples`; whether it split any name."""
+    _Join().visit(tree)
     parents = _parents(tree)
     tapes, restored = _tapes(tree, namer)
     params = {a.id for a in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]}
