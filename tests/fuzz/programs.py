@@ -281,7 +281,7 @@ FAMILIES = {
     "pytree nested", "loops over sub-trees", "sub-trees passed whole",
     "sub-trees bound on two paths", "positional reduction options", "tuple names",
     "arrays unpacked", "list displays stacked", "a display converted by an op",
-    "a list converted by an op", "Python's max and min of numbers",
+    "a list converted by an op", "Python's max and min of numbers", "a tuple name extended",
     "sum of a display", "np.errstate",
     "star-arguments", "kwargs helpers", "try", "one-tuple results", "local factories",
     "a display passed to a helper", "arguments updated in place",
@@ -667,6 +667,11 @@ class ProgramWriter:
                 # read whole by sum (refused until stop 26: written out after the literals)
                 self.constructs.add("a tuple name summed")
                 read = f"sum({st}) * 0.5"
+            if rng.random() < 0.25:
+                # rebound to a longer tuple in the same block (refused until stop 27)
+                self.constructs.add("a tuple name extended")
+                grow = rng.choice([f"{st} + (np.sin({p}),)", f"(np.cos({q}),) + {st}"])
+                return [[f"{st} = ({p}, {q})", f"{st} = {grow}"], [f"{target} = {read}"]]
             return [[f"{st} = ({p}, {q})"], [f"{target} = {read}"]]
         if choice < 0.45 and self.shape[0] >= 2:
             self.constructs.add("arrays unpacked")
