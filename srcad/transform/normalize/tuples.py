@@ -73,7 +73,8 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
     """A name bound to a tuple display and, further down the same block, to a tuple of
     another length (``args = (x, y)`` ... ``args = args + (z,)``): the first tuple gets a
     name of its own up to that statement, so that each name holds tuples of one length
-    (its readers between are straight-line code)."""
+    (statements between, branches and loops too, such as a helper written out, read the
+    first tuple unless they bind the name themselves)."""
     for i, stmt in enumerate(body):
         value = stmt.value if _binds_name(stmt) else None
         joined_before = isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
@@ -85,8 +86,8 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
         length = len(value.elts) if isinstance(value, gast.Tuple) else None
         for j in range(i + 1, len(body)):
             later = body[j]
-            if not isinstance(later, (gast.Assign, gast.Expr)):
-                break  # a branch or loop between: left as it is
+            if any(isinstance(n, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(later)):
+                break  # (a closure would read the later tuple)
             if _binds_name(later) and later.targets[0].id == name:
                 value = later.value
                 joined = isinstance(value, gast.BinOp) and name in {
