@@ -28,7 +28,9 @@ from srcad.transform.normalize.helper_results import returns_list
 from srcad.transform.normalize.walk import (
     RenameNames,
     all_statements,
+    binds_name,
     own_parts,
+    rename_until,
     rewrite_bodies,
 )
 
@@ -143,37 +145,24 @@ def _list_then_value(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
     own up to that statement, so that ``out`` names one kind of value (the list's only
     readers are the statements between, straight-line code)."""
     for i, stmt in enumerate(body):
-        if not (_binds_name(stmt) and isinstance(stmt.value, gast.List)):
+        if not (binds_name(stmt) and isinstance(stmt.value, gast.List)):
             continue
         name = stmt.targets[0].id
         for j in range(i + 1, len(body)):
             later = body[j]
             if not isinstance(later, (gast.Assign, gast.Expr)):
                 break  # a branch or loop between: left as it is
-            if _binds_name(later) and later.targets[0].id == name:
+            if binds_name(later) and later.targets[0].id == name:
                 value = later.value
                 if isinstance(value, gast.List) or (
                     isinstance(value, gast.BinOp) and getattr(value.left, "id", None) == name
                 ):
                     break  # a list again (``xs += ys`` extends it)
-                fresh = namer.fresh(f"{name}_items")
-                rename = RenameNames({name: fresh})
-                stmt.targets[0] = rename.visit(stmt.targets[0])
-                for between in body[i + 1 : j]:
-                    rename.visit(between)
-                later.value = rename.visit(later.value)
+                rename_until(body, i, j, namer.fresh(f"{name}_items"))
                 break
             if any(isinstance(t, gast.Name) and t.id == name for t in _targets(later)):
                 break  # bound otherwise (unpacked into)
     return body
-
-
-def _binds_name(stmt: gast.stmt) -> bool:
-    return (
-        isinstance(stmt, gast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], gast.Name)
-    )
 
 
 def _targets(stmt: gast.stmt) -> list[gast.expr]:

@@ -70,30 +70,41 @@ class _Stacker(Transformer):
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
-        displays = [a for a in (*node.args, *(k.value for k in node.keywords)) if _stackable(a)]
-        if not displays:
+        args = (*node.args, *(k.value for k in node.keywords))
+        if not any(self.whole(a) or self.wanted(a) for a in args):
             return node
         func = self.source.resolve(node.func, self.local)
-        first = node.args[0] if node.args and _stackable(node.args[0]) else None
-        if func is sum and first is not None and len(node.args) == 1 and not node.keywords:
-            return gast.copy_location(added(first.elts), node)
-        try:
-            making = func in _MAKING
-        except TypeError:  # unhashable
-            return node
+        first = node.args[0] if node.args else None
+        display = first if first is not None and _stackable(first) else None
+        if func is sum and display is not None and len(node.args) == 1 and not node.keywords:
+            return gast.copy_location(added(display.elts), node)
         stack = self.stack_function(node.func)
-        if making and first is not None and len(node.args) == 1 and not node.keywords:
-            return gast.copy_location(_stacked(first, stack), node)
-        if making and first is not None and [k.arg for k in node.keywords] == ["dtype"]:
+        making = _in(func, _MAKING)
+        if making and self.whole(first) and len(node.args) == 1 and not node.keywords:
+            return gast.copy_location(self.stacked(first, stack), node)
+        if making and display is not None and [k.arg for k in node.keywords] == ["dtype"]:
             # np.array([a, b], dtype=t): the stack cast, which has a rule
-            astype = gast.Attribute(value=_stacked(first, stack), attr="astype", ctx=gast.Load())
+            astype = gast.Attribute(value=_stacked(display, stack), attr="astype", ctx=gast.Load())
             return gast.copy_location(build.call(astype, node.keywords[0].value), node)
-        converted = _converted(func, node, lambda a: _stackable(a) and _varies(a))
-        node.args = [_stacked(a, stack) if id(a) in converted else a for a in node.args]
+        converted = _converted(func, node, self.wanted)
+        node.args = [self.stacked(a, stack) if id(a) in converted else a for a in node.args]
         for keyword in node.keywords:
             if id(keyword.value) in converted:
-                keyword.value = _stacked(keyword.value, stack)
+                keyword.value = self.stacked(keyword.value, stack)
         return node
+
+    def wanted(self, arg: gast.expr) -> bool:
+        """An argument an op converting it to an array gets stacked: a display holding
+        values not written as constants."""
+        return _stackable(arg) and _varies(arg)
+
+    def whole(self, arg: gast.expr | None) -> bool:
+        """An argument ``np.array`` takes whole, made the stack itself: any display."""
+        return arg is not None and _stackable(arg)
+
+    @staticmethod
+    def stacked(arg: gast.expr, stack: gast.expr) -> gast.expr:
+        return _stacked(arg, stack) if _stackable(arg) else build.call(copy.deepcopy(stack), arg)
 
     def stack_function(self, func: gast.expr) -> gast.expr:
         """``np.stack`` through the name the call reads NumPy by, else a global of its own."""
@@ -159,35 +170,21 @@ def stack_list_arguments(
 
 
 class _ListStacker(_Stacker):
+    """The stacking again, after lists are lowered: lists by name too, and displays made
+    since (the values of a dict written out: ``np.sum(list(d.values()))``)."""
+
     def __init__(self, source: Source, namer: Namer, local: set[str], lists: set[str]) -> None:
         super().__init__(source, namer, local)
         self.lists = lists
 
-    def visit_Call(self, node: gast.Call) -> gast.expr:
-        self.generic_visit(node)
-        args = (*node.args, *(k.value for k in node.keywords))
-        if not any(self.wanted(a) for a in args):
-            return node
-        func = self.source.resolve(node.func, self.local)
-        stack = self.stack_function(node.func)
-        if _in(func, _MAKING) and len(node.args) == 1 and not node.keywords:
-            return gast.copy_location(build.call(stack, node.args[0]), node)
-        converted = _converted(func, node, self.wanted)
-        node.args = [self.stacked(a, stack) if id(a) in converted else a for a in node.args]
-        for keyword in node.keywords:
-            if id(keyword.value) in converted:
-                keyword.value = self.stacked(keyword.value, stack)
-        return node
+    def is_list(self, arg: gast.expr | None) -> bool:
+        return isinstance(arg, gast.Name) and arg.id in self.lists
 
     def wanted(self, arg: gast.expr) -> bool:
-        """A list name, or a display made after the literals were stacked (the values of a
-        dict written out: ``np.sum(list(d.values()))``)."""
-        is_list = isinstance(arg, gast.Name) and arg.id in self.lists
-        return is_list or (_stackable(arg) and _varies(arg))
+        return self.is_list(arg) or super().wanted(arg)
 
-    @staticmethod
-    def stacked(arg: gast.expr, stack: gast.expr) -> gast.expr:
-        return _stacked(arg, stack) if _stackable(arg) else build.call(copy.deepcopy(stack), arg)
+    def whole(self, arg: gast.expr | None) -> bool:
+        return self.is_list(arg) or super().wanted(arg)
 
 
 def _in(func: Any, functions: set) -> bool:

@@ -26,7 +26,7 @@ import gast
 
 from srcad.transform import build
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
+from srcad.transform.normalize.walk import binds_name, rename_until, rewrite_bodies
 
 #: the most rounds of splitting (each follows a tuple one copy or one nesting further)
 _MAX_ROUNDS = 16
@@ -76,7 +76,7 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
     (statements between, branches and loops too, such as a helper written out, read the
     first tuple unless they bind the name themselves)."""
     for i, stmt in enumerate(body):
-        value = stmt.value if _binds_name(stmt) else None
+        value = stmt.value if binds_name(stmt) else None
         joined_before = isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
         if not (isinstance(value, gast.Tuple) or joined_before):
             continue
@@ -88,7 +88,7 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
             later = body[j]
             if any(isinstance(n, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(later)):
                 break  # (a closure would read the later tuple)
-            if _binds_name(later) and later.targets[0].id == name:
+            if binds_name(later) and later.targets[0].id == name:
                 value = later.value
                 joined = isinstance(value, gast.BinOp) and name in {
                     getattr(value.left, "id", None),
@@ -96,11 +96,7 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
                 }
                 other = isinstance(value, gast.Tuple) and len(value.elts) != length
                 if joined or other:
-                    rename = RenameNames({name: namer.fresh(f"{name}_first")})
-                    stmt.targets[0] = rename.visit(stmt.targets[0])
-                    for between in body[i + 1 : j]:
-                        rename.visit(between)
-                    later.value = rename.visit(later.value)
+                    rename_until(body, i, j, namer.fresh(f"{name}_first"))
                 break
             if any(
                 isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
@@ -108,14 +104,6 @@ def _rebound(body: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
             ):
                 break  # bound otherwise (unpacked into)
     return body
-
-
-def _binds_name(stmt: gast.stmt) -> bool:
-    return (
-        isinstance(stmt, gast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], gast.Name)
-    )
 
 
 def _split_once(tree: gast.FunctionDef, namer: Namer, builtin_len: bool) -> bool:

@@ -110,3 +110,22 @@ def returns_to_assignments(
 
     tree.body = rewrite_bodies(tree.body, block)
     return nested
+
+
+def binds_name(stmt: gast.stmt) -> bool:
+    """``name = value``: one target, a plain name."""
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+    )
+
+
+def rename_until(body: list[gast.stmt], first: int, later: int, fresh: str) -> None:
+    """The name ``body[first]`` binds renamed ``fresh`` there, in the statements up to
+    ``body[later]`` and in that statement's value (which reads it before rebinding it)."""
+    rename = RenameNames({body[first].targets[0].id: fresh})
+    body[first].targets[0] = rename.visit(body[first].targets[0])
+    for between in body[first + 1 : later]:
+        rename.visit(between)
+    body[later].value = rename.visit(body[later].value)
