@@ -21,6 +21,7 @@ from srcad.adjoints.registry import (
     registered_tangents,
 )
 from srcad.adjoints.scipy_table import is_scipy, public_name
+from srcad.transform.ops import public_module
 from srcad.transform.templates import stored_params
 
 _OPERATORS = {
@@ -56,6 +57,7 @@ def _label(key: Any) -> str:
         name = getattr(key, "__name__", "")
         return _INTERNAL.get(name, f"srcad.{name}")
     name = getattr(key, "__name__", repr(key))
+    module = public_module(module)
     prefix = {"numpy": "np.", "math": "math.", "builtins": ""}.get(module, f"{module}.")
     return prefix + name
 

@@ -159,3 +159,13 @@ def slope_step(x, w, v):
 
 def log_volume(A):
     return np.linalg.slogdet(A)[1]
+
+
+def encode(params, x):
+    h = np.tanh(x @ params["W"])
+    return {"mean": h[:, :2], "logvar": 0.1 * h[:, 2:]}
+
+
+def vae_loss(params, x):
+    stats = encode(params, x)
+    return np.sum(stats["mean"] ** 2 + np.exp(stats["logvar"]) - stats["logvar"])

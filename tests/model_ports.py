@@ -83,6 +83,21 @@ def vae_elbo(enc, dec, data, eps):
     return -(log_lik - kl) / data.shape[0]
 
 
+# a VAE whose encoder returns its Gaussian as a dict (the mean and log-variance by name)
+def vae_encode(enc, x):
+    h = np.tanh(x @ enc["W_h"] + enc["b_h"])
+    return {"mean": h @ enc["W_mean"], "logvar": h @ enc["W_logvar"]}
+
+
+def vae_dict_loss(enc, dec, data, eps):
+    q = vae_encode(enc, data)
+    z = q["mean"] + np.exp(0.5 * q["logvar"]) * eps
+    logits = np.tanh(z @ dec["W_h"]) @ dec["W_out"]
+    log_lik = np.sum(data * logits - np.logaddexp(0.0, logits))
+    kl = -0.5 * np.sum(1.0 + q["logvar"] - q["mean"] ** 2 - np.exp(q["logvar"]))
+    return (kl - log_lik) / data.shape[0]
+
+
 # --- Gaussian process: marginal likelihood of kernel hyperparameters --------------------
 def gp_unpack(params):
     mean, log_noise, log_amp, log_scale = params[0], params[1], params[2], params[3]

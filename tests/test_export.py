@@ -358,3 +358,14 @@ def test_custom_vjp_with_several_outputs_is_exported(loss, tmp_path):
     for g, live, closed in zip(got, derivative(theta, r), expected):
         np.testing.assert_allclose(g, live, rtol=1e-12)
         np.testing.assert_allclose(g, closed, rtol=1e-12)
+
+
+def test_a_helper_returning_a_dict_hands_on_its_values(tmp_path):
+    # the module's forward picks the dict's values in key order, as srcad's handle does
+    rng = np.random.default_rng(3)
+    params, x = {"W": rng.normal(size=(3, 4))}, rng.normal(size=(5, 3))
+    derivative = srcad.grad(fx.vae_loss)
+    path = srcad.export(derivative, tmp_path / "vae.py", example_args=(params, x))
+    got = run_standalone(path, "m.grad_of_vae_loss(*args)", (params, x), tmp_path)
+    np.testing.assert_allclose(got["W"], derivative(params, x)["W"], rtol=1e-12)
+    srcad.check_grad(fx.vae_loss, params, x)

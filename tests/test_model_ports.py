@@ -49,6 +49,19 @@ def test_vae_elbo():
     srcad.check_grad(m.vae_elbo, enc, dec, data, eps, wrt=(0, 1), modes=("rev", "fwd"))
 
 
+def test_vae_whose_encoder_returns_a_dict():
+    # q = encode(enc, x) with return {"mean": ..., "logvar": ...} (refused until stop 28)
+    enc = {"W_h": RNG.normal(size=(4, 3)), "b_h": np.zeros(3)}
+    enc |= {"W_mean": RNG.normal(size=(3, 2)), "W_logvar": RNG.normal(size=(3, 2)) * 0.3}
+    dec = {"W_h": RNG.normal(size=(2, 3)), "W_out": RNG.normal(size=(3, 4))}
+    data = (RNG.random((5, 4)) > 0.5).astype(float)
+    eps = RNG.normal(size=(5, 2))
+    loss = m.vae_dict_loss
+    srcad.check_grad(loss, enc, dec, data, eps, wrt=(0, 1), modes=("rev", "fwd"), order=2)
+    grads = srcad.grad(loss, wrt=(0, 1))(enc, dec, data, eps)
+    assert set(grads[0]) == set(enc) and set(grads[1]) == set(dec)
+
+
 def test_gaussian_process_marginal_likelihood():
     params = np.array([0.1, -1.0, 0.2, 0.3])
     x, y = RNG.normal(size=(6, 2)), RNG.normal(size=6)

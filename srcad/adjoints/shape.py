@@ -1,6 +1,8 @@
 """Adjoints of shape ops: reshape, transpose, squeeze, expand_dims, concatenate, stack,
 insert, delete, ediff1d, ..."""
 
+import copy as copy_module
+
 import numpy as np
 
 from srcad.adjoints.registry import (
@@ -168,6 +170,8 @@ def kept_dtype_adjoint(y, value, target):
 @partials(
     Method("copy"),
     np.copy,
+    copy_module.copy,
+    copy_module.deepcopy,
     np.array,
     np.asarray,
     np.asanyarray,

@@ -192,6 +192,36 @@ class FlatCall:
         return f"<srcad.FlatCall of {self.__qualname__} for arguments {sorted(self._counts)}>"
 
 
+class DictResults:
+    """A user function returning a dict display of constant keys, called for its values:
+    ``DictResults(encode, ("mean", "logvar"))(x)`` is ``(d["mean"], d["logvar"])`` of ``d
+    = encode(x)`` (``fun`` may be a :class:`FlatCall`). Derivative handles transform the
+    function and hand on its values, and their tangents, in that order; its backward takes
+    one cotangent per value, as for a tuple."""
+
+    def __init__(self, fun: Callable, keys: tuple) -> None:
+        self.fun = fun
+        self.keys = keys
+        self.__name__ = getattr(fun, "__name__", "f")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+
+    def values(self, result: Any) -> tuple:
+        """The values of the dict ``result`` in the order of the keys."""
+        return tuple(result[k] for k in self.keys)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> tuple:
+        return self.values(self.fun(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"<srcad.DictResults of {self.__qualname__}: {list(self.keys)}>"
+
+
+def flat_call(obj: Any) -> FlatCall | None:
+    """The :class:`FlatCall` through which ``obj`` passes containers leaf by leaf, if any."""
+    obj = obj.fun if isinstance(obj, DictResults) else obj
+    return obj if isinstance(obj, FlatCall) else None
+
+
 class _CallHandle:
     """Calls of one user function from generated code, its derivative transformed on first
     use (in the subclass's ``mode``) and again when stale."""
@@ -208,6 +238,8 @@ class _CallHandle:
         #: the caller's derivatives flowing in may be zero where one of its selections did
         #: not choose a value: the callee's elementwise rules then multiply zero-safely
         self.zero_safe = zero_safe
+        #: a dict's values in key order, for a call that takes them as a tuple
+        self.results = obj if isinstance(obj, DictResults) else None
         self._generated = None
         self._masked: _CallHandle | None = None
 
@@ -227,7 +259,7 @@ class _CallHandle:
         """What the generated function takes for the call ``obj(*args, **kwargs)``
         (:func:`call_arguments`; a :class:`FlatCall`'s containers rebuilt for that, then
         passed on leaf by leaf)."""
-        flat = self.obj if isinstance(self.obj, FlatCall) else None
+        flat = flat_call(self.obj)
         if flat is not None:
             args = flat.regroup(args)
         args, kwargs = call_arguments(
@@ -255,7 +287,10 @@ class CallVJP(_CallHandle):
         if not recursion.inside():
             return recursion.deep_call(self.func.__name__, self.forward, *args, **kwargs)
         args, kwargs = self.arguments(args, kwargs)
-        return self.generated().function(*args, **kwargs)
+        value, residuals = self.generated().function(*args, **kwargs)
+        if self.results is not None:
+            value = self.results.values(value)
+        return value, residuals
 
     def backward(self, residuals: Any, *cotangents: Any) -> tuple[Any, ...]:
         """Gradients of the call with respect to the differentiated parameters (one
@@ -296,7 +331,10 @@ class CallJVP(_CallHandle):
         if not recursion.inside():
             return recursion.deep_call(self.func.__name__, self, tangents, *args, **kwargs)
         args, kwargs = self.arguments(args, kwargs, self.signature.get())
-        return self.generated().function(*args, *tangents, **kwargs)
+        value, tangent = self.generated().function(*args, *tangents, **kwargs)
+        if self.results is not None:
+            return self.results.values(value), self.results.values(tangent)
+        return value, tangent
 
     def __repr__(self) -> str:
         return f"<srcad.CallJVP of {self.func.__qualname__} wrt {self.wrt}>"

@@ -327,8 +327,25 @@ class ModuleWriter:
             fixed = [self._argument(v, label) for v in handle.args]
             fixed += [f"{k}={self._argument(v, label)}" for k, v in handle.kwargs.items()]
             forward = f"{partial}.partial({', '.join([forward, *fixed])})"
+        if handle.results is not None:
+            forward = self._dict_values(key, forward, handle)
         self._namespace_line(target, forward, backward)
         return target
+
+    def _dict_values(self, key: Any, forward: str, handle: CallVJP) -> str:
+        """A forward function handing on the values of the dict ``forward`` returns, in
+        the order of its keys (the caller takes one name per key, as srcad's handle does)."""
+        name = self.claim(("dict values", key), f"{handle.func.__name__}_values_fwd")
+        keys = handle.results.keys
+        picked = ", ".join(f"value[{k!r}]" for k in keys) + ("," if len(keys) == 1 else "")
+        text = (
+            f"def {name}(*args, **kwargs):\n"
+            f'    """The values of the dict {handle.func.__name__} returns, and its residuals."""\n'
+            f"    value, residuals = {forward}(*args, **kwargs)\n"
+            f"    return ({picked}), residuals\n"
+        )
+        self.pieces.append(Piece("derivatives", text))
+        return name
 
     def _custom_handle(self, handle: CustomCall, where: str) -> str:
         key = self._obj_key(handle)

@@ -21,8 +21,14 @@ from srcad.transform.analyses.masking import is_elementwise, keeps_zeros
 from srcad.transform.analyses.shapes import Rank
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import LIST_GRADIENT_HINT
+from srcad.transform.hints import DICTS_FOLLOWED
 from srcad.transform.nodes import Transformer, clone
-from srcad.transform.ops import classify, differentiable_operand_names, operand_names
+from srcad.transform.ops import (
+    DYNAMIC_GETITEM,
+    classify,
+    differentiable_operand_names,
+    operand_names,
+)
 from srcad.transform.reverse_context import Context, generated
 from srcad.transform.templates import (
     ADJOINT,
@@ -59,6 +65,14 @@ class RuleAdjoints:
             return []
         if not differentiable_operand_names(stmt.value, op) & ctx.activity.varied:
             return []  # e.g. an output that does not depend on what is differentiated
+        read = _string_key(op)
+        if read is not None and operand_names(op.args[0]) & ctx.method_results:
+            raise source.error(
+                f"the key {read!r} read from what a method of an object returns, a dict "
+                f"srcad does not follow (its class is known only at run time); "
+                f"{DICTS_FOLLOWED}",
+                where,
+            )
         rule = op.rule
         bound = rule_operands(rule, op, source, where)
         if not rule.takes_lists:  # a list built in the function reaches only rules for lists
@@ -312,6 +326,16 @@ class RuleAdjoints:
             return any(walk(child) for child in gast.iter_child_nodes(node))
 
         return walk(value)
+
+
+def _string_key(op) -> str | None:
+    """The string ``op`` indexes with (``d["m"]``), or None: arrays take no string index."""
+    if op.key in (GETITEM, DYNAMIC_GETITEM):
+        index = op.args[1]
+        for part in index.elts if isinstance(index, gast.Tuple) else [index]:
+            if isinstance(part, gast.Constant) and isinstance(part.value, str):
+                return part.value
+    return None
 
 
 def _unrolled(rule) -> set[str]:

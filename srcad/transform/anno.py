@@ -55,6 +55,7 @@ SCHEMA: dict[str, Key] = {
     # on expressions
     "default": Key(_BOOL, "expression", "an operand left to its default (dropped)"),
     "live": Key(_BOOL, "expression", "a dict view read on each turn of a loop"),
+    "dict_part": Key(_BOOL, "expression", "a name holding one value of a dict a helper returns"),
     "folded": Key(_BOOL, "expression", "already folded by the optimizer"),
 }
 

@@ -27,6 +27,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     CheckpointCall,
     CustomCall,
     CustomJVPCall,
+    DictResults,
     FlatCall,
     FlatResidualsVJP,
     JVPFunction,
@@ -39,6 +40,7 @@ from srcad.runtime.calls import (  # noqa: F401 (re-exported: the transformer bu
     TreeResultVJP,
     TupleResultVJP,
     call_arguments,
+    flat_call,
     flat_wrt,
     own_signature,
     positional,
@@ -510,6 +512,8 @@ def user_callee(obj: Any) -> tuple[Callable, tuple, dict] | None:
     """``(function, leading args, keywords)`` if calling ``obj`` runs a user's Python function."""
     if isinstance(obj, FlatCall):
         return obj.fun, (), {}  # its handles rebuild and flatten the containers
+    if isinstance(obj, DictResults):
+        return user_callee(obj.fun)  # its handles hand on the dict's values
     if isinstance(obj, (runtime_calls.JVPFunction, runtime_calls.Composition)):
         return obj.srcad_function(), (), {}  # srcad.jvp (jacobian, ...) inside: code to read
     if isinstance(obj, Refused):

@@ -22,14 +22,16 @@ from srcad.transform.calls import (
     CustomJVP,
     CustomJVPCall,
     CustomVJP,
+    DictResults,
     FlatCall,
     MethodVJP,
+    flat_call,
     own_signature,
     user_callee,
 )
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.normalize.helper_results import returns_dict
+from srcad.transform.normalize.helper_results import returned_keys, returns_dict
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
 from srcad.transform.templates import refuse_unknown_stars
@@ -106,13 +108,8 @@ def rewrite_user_calls(
         handle_name = handles[key]
         count = getattr(namer.globals[handle_name], "result_count", None)
         returned = count() if count is not None else None
-        if returns_dict(func):
-            raise source.error(
-                f"{op.label} returns a dict, which reverse mode cannot "
-                "take from a function of yours yet; return a tuple and unpack it (return "
-                "mean, logvar; then mean, logvar = f(...)), or use forward mode",
-                where,
-            )
+        if returns_dict(func) and not isinstance(op.callee, DictResults):
+            raise _dict_result(op, func, source, where)
         if returned is not None and returned != len(outputs):
             raise source.error(
                 f"{op.label} returns {returned} values; unpack them into as many names "
@@ -126,6 +123,25 @@ def rewrite_user_calls(
         setanno(stmt, "user_call", UserCall(handle_name, residuals, arguments, where, outputs))
         changed = True
     return changed
+
+
+def _dict_result(op: Op, func, source: Source, where: gast.AST) -> Exception:
+    """Why reverse mode does not take the dict the call returns."""
+    if returned_keys(func) is None:
+        why = "only with the same constant keys at every return, no container among its values"
+    elif isinstance(op.callee, (CustomVJP, CustomJVP)):
+        why = "through a custom rule yet"
+    elif isinstance(op.callee, Checkpointed):
+        why = "through srcad.checkpoint yet"
+    elif getattr(op.callee, "srcad_handle", None) is not None:
+        why = "from a recursion whose depth depends on data, at second order, yet"
+    else:
+        why = "only bound to a name (d = f(...)), not read inside an expression"
+    return source.error(
+        f"{op.label} returns a dict, which reverse mode takes from a function of yours {why}; "
+        "return a tuple and unpack it instead (return mean, logvar; then mean, logvar = f(...))",
+        where,
+    )
 
 
 def unpacked_names(target: gast.expr) -> list[str]:
@@ -143,9 +159,10 @@ def differentiated_arguments(
     """For a call to a user function: the differentiated parameter indices (not counting
     arguments a partial or bound method supplies), the argument nodes passed to them, and
     the pytree structure that packs ``*args`` when the callee has them."""
-    if isinstance(op.callee, FlatCall):
-        return _flat_call_arguments(op, source, activity, where)
-    func, leading, _ = user_callee(op.callee)
+    flat = flat_call(op.callee)
+    if flat is not None:
+        return _flat_call_arguments(op, flat, source, activity, where)
+    func, leading, fixed = user_callee(op.callee)
     refuse_unknown_stars(op.args, op.label, source, where)
     signature = own_signature(func)
     params = [
@@ -154,7 +171,7 @@ def differentiated_arguments(
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     try:
-        bound = signature.bind(*leading, *op.args, **op.keywords)
+        bound = signature.bind(*leading, *op.args, **{**fixed, **op.keywords})
     except TypeError as exc:
         raise source.error(f"{op.label}: {exc}", where) from None
     wrt: list[int] = []
@@ -202,12 +219,11 @@ def _keyword_only(op: Op, name: str, source: Source, where: gast.AST) -> Excepti
 
 
 def _flat_call_arguments(
-    op: Op, source: Source, activity: Activity, where: gast.AST
+    op: Op, flat: FlatCall, source: Source, activity: Activity, where: gast.AST
 ) -> tuple[list[int], list[gast.expr], tuple]:
     """:func:`differentiated_arguments` for a call passing containers leaf by leaf (a plain
     function's): a container is differentiated as a whole, every leaf passed on, when any
     leaf is."""
-    flat: FlatCall = op.callee
     params = [
         p.name
         for p in own_signature(flat.fun).parameters.values()

@@ -8,6 +8,7 @@ from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
+from srcad.transform.normalize.anf import local_names
 
 _REJECTED: dict[type, str] = {
     gast.With: "'with' statements cannot be differentiated",
@@ -23,7 +24,6 @@ _REJECTED: dict[type, str] = {
     gast.ClassDef: "class definitions inside a differentiated function are not supported",
     gast.FunctionDef: "nested function definitions are not supported yet",
     gast.Lambda: "lambda expressions are not supported yet",
-    gast.SetComp: "set comprehensions are not supported yet",
     gast.DictComp: "dict comprehensions are not supported yet",
     gast.Delete: "'del' statements are not supported",
     gast.Import: "imports inside a differentiated function are not supported; import at "
@@ -32,7 +32,6 @@ _REJECTED: dict[type, str] = {
     "module level",
     gast.NamedExpr: "assignment expressions (':=') are not supported",
     gast.Match: "'match' statements are not supported",
-    gast.Set: "set displays are not supported",
 }
 
 
@@ -42,6 +41,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     if args.vararg:  # (called with a count, it is a tuple parameter by now)
         raise source.error("a '*args' parameter is not supported here", tree)
     unpacked = _assigned_stars(tree)  # ``a, *rest = xs``: normalize/unpacking.py's
+    local = local_names(tree)
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
@@ -56,7 +56,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 )
             if message is not None:
                 raise source.error(message, node)
-            _check_node(node, source)
+            _check_node(node, source, local)
     params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params))
     return tree
@@ -80,7 +80,7 @@ def _assigned_stars(tree: gast.FunctionDef) -> set[int]:
     return found
 
 
-def _check_node(node: gast.AST, source: Source) -> None:
+def _check_node(node: gast.AST, source: Source, local: set[str]) -> None:
     if isinstance(node, gast.AugAssign) and not isinstance(
         node.target, (gast.Name, gast.Subscript)
     ):
@@ -95,6 +95,14 @@ def _check_node(node: gast.AST, source: Source) -> None:
             if not isinstance(target.value, gast.Name) or len(targets) > 1:
                 raise source.error(
                     "in-place updates are supported on a name ('y[i] = v'), one at a time",
+                    target,
+                )
+            if target.value.id not in local:
+                # (the generated code would make it a local name: an UnboundLocalError)
+                raise source.error(
+                    f"'{target.value.id}' is changed here but not made in the function (a "
+                    "global or a closure's variable); a differentiated function may not "
+                    "write outside itself: build the array or dict in the function",
                     target,
                 )
             continue

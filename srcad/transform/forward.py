@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.adjoints.registry import is_nondifferentiable, lookup_tangent
+from srcad.adjoints.registry import lookup_tangent
 from srcad.runtime import inplace, lists, tangents
 from srcad.runtime.backend import array_namespace
 from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
+from srcad.transform.analyses.effects import kept_value_message, reports_only
 from srcad.transform.analyses.masking import (
     is_elementwise,
     keeps_zeros,
@@ -43,7 +44,7 @@ from srcad.transform.callsites import (
     is_method_of_object,
     unpacked_names,
 )
-from srcad.transform.frontend import MISSING, Source
+from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
@@ -54,6 +55,7 @@ from srcad.transform.ops import (
     annotate_purity,
     classify,
     operand_names,
+    refuse_container_joins,
     tape_call,
     tape_names,
 )
@@ -149,7 +151,10 @@ class _Forward:
             if (
                 isinstance(stmt, gast.Expr)
                 and operand_names(stmt.value) & self.activity.varied
-                and not _checks_only(stmt, self.source, self.local)
+                and not (
+                    isinstance(stmt.value, gast.Call)
+                    and reports_only(stmt.value, self.source, self.local)
+                )
             ):
                 if _restores(stmt, self.source, self.local):
                     raise self.source.error(
@@ -157,11 +162,11 @@ class _Forward:
                         "again yet (its backward pass restores them in place)",
                         stmt,
                     )
-                raise self.source.error(
-                    "a call for its side effect on a differentiated value cannot be "
-                    "differentiated; assign its result instead",
-                    getanno(stmt, "expr") or stmt,
-                )
+                if isinstance(stmt.value, gast.Call):
+                    raise self.source.error(
+                        kept_value_message(stmt.value), getanno(stmt, "expr") or stmt
+                    )
+                return []  # an expression whose value is dropped: nothing to carry
             return []
         value = call.args[0]
         if call.func.value.id not in self.active_tapes:
@@ -503,15 +508,6 @@ class _Forward:
         return self.namer.bind_global(variant(), handle + "_masked")
 
 
-def _checks_only(stmt: gast.Expr, source, local: set[str]) -> bool:
-    """Whether the statement calls a function declared non-differentiable (a check of its
-    arguments: nothing to carry a tangent)."""
-    if not isinstance(stmt.value, gast.Call):
-        return False
-    callee = source.resolve(stmt.value.func, local)
-    return callee is not MISSING and is_nondifferentiable(callee)
-
-
 def _tangent_reads(value: gast.expr) -> list[gast.expr]:
     """The operand expressions whose tangents ``value`` reads (``d[x]``)."""
     return [
@@ -561,6 +557,7 @@ def forward(
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
     local = local_names(tree)
     activity = analyse_activity(body, source, local, wrt, outputs)
+    refuse_container_joins(body, source, local, activity.varied, activity.useful)
     annotate_purity(body, source, local)
     xp_name = namer.fresh("xp")
     # arrays updated in place: the user's ``y[i] = v``, or generated code's setitem calls

@@ -40,6 +40,13 @@ _CONVERSIONS = {
 }
 
 
+#: the dicts srcad differentiates (errors about others say so)
+DICTS_FOLLOWED = (
+    "srcad differentiates dicts the function builds, pytree arguments and dicts a plain "
+    "function of yours returns, bound to a name (d = f(x))"
+)
+
+
 def no_rule(op: Any, tangent: bool = False) -> str:
     """The message for an op that has no rule in the mode asked for."""
     kind, decorator = ("tangent", "srcad.tangent") if tangent else ("adjoint", "srcad.adjoint")
@@ -87,8 +94,19 @@ def _advice(op: Any) -> str:
         same = getattr(np, getattr(callee, "__name__", ""), None)
         if same is not None and lookup(same) is not None:
             return f"use np.{same.__name__}, which srcad differentiates"
+    if op.label == "Set" and not callable(op.callee):
+        return (
+            "a set of differentiated values (a display or a set comprehension): equal "
+            "values would be one element, and srcad does not differentiate sets; use a "
+            "list or a tuple"
+        )
     if isinstance(op.key, Method) and op.key.name in _CONVERSIONS:
         return _CONVERSIONS[op.key.name]
+    if isinstance(op.key, Method) and op.key.name in ("get", "keys", "values", "items"):
+        return (
+            f".{op.key.name}() read from a value srcad does not follow as a dict (one made "
+            f"at run time, such as a method of an object returns); {DICTS_FOLLOWED}"
+        )
     if isinstance(op.key, Attribute) and not hasattr(np.ndarray, op.key.name):
         return (
             f"srcad reads .{op.key.name} of differentiated values only for arrays and for "

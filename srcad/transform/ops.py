@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from srcad.adjoints.registry import (
 )
 from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform import build
-from srcad.transform.anno import setanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.nodes import names
@@ -72,7 +73,14 @@ def _describe(obj: Any, fallback: str) -> str:
         return f"call of a {type(obj).__name__} object" if callable(obj) else fallback
     if module in ("numpy", "builtins") or not module:
         return f"np.{name}" if module == "numpy" else name
-    return f"{module}.{name}"
+    return f"{public_module(module)}.{name}"
+
+
+def public_module(module: str) -> str:
+    """The module users import for a C module's function (``operator`` for ``_operator``)."""
+    if module.startswith("_") and module[1:] in sys.modules:
+        return module[1:]
+    return module
 
 
 def _is_basic_item(item: gast.expr) -> bool:
@@ -171,8 +179,10 @@ def classify(value: gast.expr, source: Source, local: set[str]) -> Op:
             if obj is np.linspace and _given(value, "retstep", 4):
                 # a (samples, step) pair: its rule is for the samples alone
                 return Op(UNKNOWN, list(value.args), keywords, "np.linspace with retstep")
-            if lookup(obj) is None and not is_nondifferentiable(obj) and user_callee(obj):
-                label = f"call to {getattr(obj, '__qualname__', 'a user function')}"
+            found = lookup(obj) is None and not is_nondifferentiable(obj) and user_callee(obj)
+            if found:
+                name = getattr(obj, "__qualname__", None) or found[0].__qualname__
+                label = f"call to {name}"
                 return Op(USER_CALL, list(value.args), keywords, label, callee=obj)
             return Op(obj, list(value.args), keywords, _describe(obj, "call"), callee=obj)
         if isinstance(func, gast.Attribute):
@@ -335,3 +345,35 @@ def tape_call(stmt: gast.stmt, tapes: set[str], method: str) -> gast.Call | None
     ):
         return value
     return None
+
+
+#: operators that take integers and booleans on arrays, and join containers
+_BITWISE = {Operator("BitOr"): "|", Operator("BitAnd"): "&", Operator("BitXor"): "^"}
+
+
+def refuse_container_joins(
+    body: list[gast.stmt],
+    source: Source,
+    local: set[str],
+    varied: frozenset[str],
+    useful: frozenset[str],
+) -> None:
+    """Raise at ``a | b`` (``&``, ``^``) of varied values whose result the output reads: on
+    arrays these take integers and booleans, which carry no gradient, so a varied operand
+    is a container (``d1 | d2`` of dicts, a set union) whose values the gradient would
+    miss (it did until stop 28: a zero gradient)."""
+    for stmt in all_statements(body):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.BinOp)):
+            continue
+        bound = {n.id for n in gast.walk(stmt.targets[0]) if isinstance(n, gast.Name)}
+        if not bound & useful or not operand_names(stmt.value) & varied:
+            continue
+        op = classify(stmt.value, source, local)
+        if op.key in _BITWISE:
+            symbol = _BITWISE[op.key]
+            raise source.error(
+                f"'{symbol}' of differentiated values: srcad does not differentiate a "
+                "union of dicts or sets (a set comprehension builds one); build the dict "
+                "with d[k] = v, or use a list",
+                getanno(stmt, "expr") or stmt,
+            )

@@ -24,6 +24,7 @@ from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.display_arguments import flatten_display_arguments
 from srcad.transform.normalize.factors import split_factors
+from srcad.transform.normalize.grown_tuples import grown_tuples_as_lists
 from srcad.transform.normalize.helper_results import split_helper_results
 from srcad.transform.normalize.helpers import inline_helpers
 from srcad.transform.normalize.inplace import lower_setitems
@@ -97,6 +98,7 @@ def normalize(
     lower_mutating_calls(tree, source, namer)
     tree = rewrite_option_forms(tree, source)
     tree = split_helper_results(split_factors(tree, source, namer), source, namer)
+    tree = grown_tuples_as_lists(tree, source, namer)
     tree = split_tuples(tree, namer, builtin_len=source.lookup("len") is len)
     # after split_tuples: a tuple name read whole is its display (``sum(t)``, ``np.array(t)``)
     tree = stack_literals(tree, source, namer)

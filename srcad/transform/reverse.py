@@ -15,7 +15,6 @@ rule), reverse_control.py (branches, loops, tapes), packaging.py (the functions 
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass, field
 
 import gast
@@ -26,11 +25,12 @@ from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.adjoint_statements import RuleAdjoints, multiple_results
 from srcad.transform.analyses.activity import active_tapes, analyse_activity, targets
+from srcad.transform.analyses.effects import kept_value_message, reports_only
 from srcad.transform.analyses.masking import masked_adjoints
 from srcad.transform.analyses.shapes import Rank, analyse_ranks, analyse_shapes
 from srcad.transform.analyses.tbr import Recording, stable_names
 from srcad.transform.anno import getanno
-from srcad.transform.calls import generated_call, missing_rule_hint
+from srcad.transform.calls import MethodVJP, generated_call, missing_rule_hint
 from srcad.transform.callsites import UserCall, rewrite_user_calls
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -39,7 +39,14 @@ from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.inplace import alias_groups
 from srcad.transform.normalize.jumps import breaks_out
 from srcad.transform.normalize.walk import all_statements
-from srcad.transform.ops import annotate_purity, classify, operand_names, tape_call, tape_names
+from srcad.transform.ops import (
+    annotate_purity,
+    classify,
+    operand_names,
+    refuse_container_joins,
+    tape_call,
+    tape_names,
+)
 from srcad.transform.packaging import package
 from srcad.transform.reverse_context import (
     Context,
@@ -233,24 +240,22 @@ class Sweep(RuleAdjoints, ControlAdjoints):
         if pop is not None and pop.func.value.id in self.ctx.active_tapes:
             return [stmt], self.dropped_pop_backward
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
-            lists_given = (
-                operand_names(stmt.value) & self.ctx.activity.varied & self.ctx.source.lists
-            )
-            if lists_given and callee is not builtins.print:
-                # it may append to the list it is given, which has no adjoint
-                raise self.ctx.source.error(
-                    "a call for its side effect on a differentiated value cannot be "
-                    "differentiated; assign its result instead",
-                    getanno(stmt, "expr") or stmt,
-                )
-            callee = self.ctx.source.resolve(stmt.value.func, self.ctx.local)
+            ctx = self.ctx
+            callee = ctx.source.resolve(stmt.value.func, ctx.local)
             if getattr(callee, "__module__", "") == inplace.__name__:
                 # generated code restoring an array it updated in place
-                raise self.ctx.source.error(
+                raise ctx.source.error(
                     "a derivative that updates arrays in place cannot be differentiated "
                     "again yet (its backward pass restores them in place)",
                     stmt,
+                )
+            if operand_names(stmt.value) & ctx.activity.varied and not reports_only(
+                stmt.value, ctx.source, ctx.local
+            ):
+                # it may keep the value (``seen.add(v)``) where later code reads it: the
+                # gradient would miss that path (it was zero until stop 28)
+                raise ctx.source.error(
+                    kept_value_message(stmt.value), getanno(stmt, "expr") or stmt
                 )
         return [stmt], []
 
@@ -437,6 +442,7 @@ def reverse(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, outputs)
+    refuse_container_joins(body, source, local, activity.varied, activity.useful)
     annotate_purity(body, source, local)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, inputs) - set().union(*groups.values())
@@ -451,6 +457,7 @@ def reverse(
     ctx.tapes = {tape: namer.adjoint(tape) for tape in sorted(tapes)}
     ctx.active_tapes = active_tapes(body, tapes, activity)
     ctx.updated_memory = frozenset().union(*groups.values())
+    ctx.method_results = _method_results(body, namer)
     ctx.masked = masked_adjoints(body, source, local, outputs if masked else ())
     _mask_user_calls(body, ctx)
     if facts is not None:
@@ -461,6 +468,18 @@ def reverse(
         tree, ret, body, sweep, forward, backward, wrt=wrt, single=single, mode=mode,
         facts=facts, again=again, groups=groups, updated=updated, seeds=seeds,
     )  # fmt: skip
+
+
+def _method_results(body: list[gast.stmt], namer: Namer) -> frozenset[str]:
+    """The names bound to what a method of an object returns (its class known only when
+    it runs)."""
+    return frozenset(
+        name
+        for stmt in all_statements(body)
+        if (call := getanno(stmt, "user_call")) is not None
+        and isinstance(namer.globals.get(call.handle), MethodVJP)
+        for name in call.outputs
+    )
 
 
 def _mask_user_calls(body: list[gast.stmt], ctx: Context) -> None:

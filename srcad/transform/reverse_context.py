@@ -42,6 +42,9 @@ class Context:
     #: srcad/transform/analyses/masking.py): the elementwise rules reading them multiply
     #: zero-safely, so an untaken branch's infinite or NaN derivative adds 0
     masked: frozenset[str] = frozenset()
+    #: names bound to what a method of an object returns: a dict there is one srcad
+    #: cannot follow (its keys are known only at run time)
+    method_results: frozenset[str] = frozenset()
 
     def setitem_parts(self, stmt: gast.stmt) -> tuple[str, gast.expr] | None:
         """``(array, index)`` if ``stmt`` is an in-place element update."""

@@ -1,7 +1,13 @@
 """Operators: each case is sum(weights * expr) checked against central finite differences."""
 
+import copy
+import operator
+
+import numpy as np
 import pytest
 from opcheck import check, rand
+
+import srcad
 
 SHAPES = [
     ((3,), (3,)),
@@ -73,3 +79,23 @@ def test_mod_broadcasting():
 
 def test_python_floats():
     check("x * y + x / y - x ** 2", 0.7, 1.3)
+
+
+def through_operator_functions(x, W):
+    # the operator module's functions are the operators (no rule until stop 28)
+    a = operator.add(x, operator.mul(x, x))
+    b = operator.truediv(operator.sub(a, 0.5), operator.pos(W[0]) + 2.0)
+    c = operator.matmul(W, operator.neg(x)) + operator.pow(np.sum(x), 2)
+    return np.sum(b * operator.mod(x + 5.0, 3.0)) + np.sum(c)
+
+
+def through_copies(x, W):
+    # copy.copy and copy.deepcopy of arrays are the arrays (no rule until stop 28)
+    return np.sum(copy.deepcopy(W) @ copy.copy(x) * x)
+
+
+@pytest.mark.parametrize("f", [through_operator_functions, through_copies])
+def test_operator_and_copy_functions(f):
+    x = np.array([0.3, -0.5, 0.9])
+    W = np.array([[0.2, 0.1, -0.3], [0.5, 0.4, 0.1], [0.0, 0.2, 0.3]])
+    srcad.check_grad(f, x, W, wrt=(0, 1), modes=("rev", "fwd"), order=2)

@@ -78,6 +78,41 @@ def pair_by_branch(p, q):
     return p - q * 0.25, np.cos(p) * q
 
 
+def stats(p, q):
+    s = np.sin(p)
+    return {"m": s * q, "s": p - q * 0.25}
+
+
+STORE = {}
+KEPT = []
+
+
+def stash(v):
+    KEPT.append(v)
+
+
+class Box:
+    def __init__(self):
+        self.items = []
+
+    def keep(self, v):
+        self.items.append(v)
+
+    def total(self):
+        return sum(self.items)
+
+
+class Stats:
+    def stats(self, p, q):
+        return {"m": np.sin(p) * q, "s": p * 0.5}
+
+
+def stats_by_branch(p, q):
+    if np.sum(p) > 0.3:
+        return {"m": np.tanh(p) * q, "s": p * 0.5}
+    return {"m": p - q * 0.25, "s": np.cos(p) * q}
+
+
 def branchy(p, t):
     if np.sum(p) > t:
         return np.tanh(p) * 2.0
@@ -146,6 +181,13 @@ def opts(p, **kw):
     if "t" in kw:
         s = s + kw["t"] * 0.5
     return np.tanh(p) * s
+
+
+def shifted(p, shift, scale):
+    return np.sin(p) * scale + shift
+
+
+bound_shift = functools.partial(shifted, shift=0.25, scale=0.5)
 
 
 def single(p):
@@ -297,7 +339,11 @@ FAMILIES = {
     "a loop counter as a static operand", "a constant beside varied values on a tape",
     "a helper's results in one name", "tuples from two returns", "a list a helper builds",
     "a name holding a list, then an array", "a tuple name summed",
-    "a helper's argument updated in place after the call",
+    "a helper's argument updated in place after the call", "a dict a helper returns",
+    "keyword-bound partials", "a dict a method returns", "a tuple grown in a loop",
+    "a dict display iterated", "a union of dicts", "a set display of constants",
+    "a value kept by a call for its effect", "logging a differentiated value",
+    "an element update of a global",
     "a sub-tree and a display passed together",
 }  # fmt: skip
 
@@ -672,6 +718,20 @@ class ProgramWriter:
                 self.constructs.add("a tuple name extended")
                 grow = rng.choice([f"{st} + (np.sin({p}),)", f"(np.cos({q}),) + {st}"])
                 return [[f"{st} = ({p}, {q})", f"{st} = {grow}"], [f"{target} = {read}"]]
+            if rng.random() < 0.25:
+                # grown on each turn of a loop, built as a list (refused until stop 28)
+                self.constructs.add("a tuple grown in a loop")
+                j = f"j{self.loops}"
+                grow = rng.choice([
+                    f"{st} = {st} + (np.sin({q}) * ({j} + 1.0),)",
+                    f"{st} += (np.tanh({p}) * 0.5, {q} * ({j} * 0.25))",
+                ])  # fmt: skip
+                if rng.random() < 0.3:
+                    read = f"np.sum(np.stack({st}), axis=0) * 0.25 + {st}[1]"
+                return [
+                    [f"{st} = ({p},)", f"for {j} in range(2):", f"    {grow}"],
+                    [f"{target} = {read}"],
+                ]
             return [[f"{st} = ({p}, {q})"], [f"{target} = {read}"]]
         if choice < 0.45 and self.shape[0] >= 2:
             self.constructs.add("arrays unpacked")
@@ -708,6 +768,8 @@ class ProgramWriter:
                     [f"{target} = {p} * 1.0"],
                     [f"{target} = np.sum(tripled_at({target}, 0)) * 0.1 + {target} * {target}"],
                 ]
+            if rng.random() < 0.6:
+                return self.containers_refused_or_read(target, p, q)
             self.constructs.add("sum of a display")
             return [[f"{target} = sum([{p}, {q} * 0.5])"]]
         if choice < 0.86:
@@ -780,6 +842,24 @@ class ProgramWriter:
             self.constructs.add("a helper's results in one name")
             self.loops += 1
             r = f"r{self.loops}"
+            form = rng.randrange(4)
+            if form == 3:
+                # a dict the helper returns, one name per key (refused in reverse mode
+                # until stop 28; written out at second order)
+                self.constructs.add("a dict a helper returns")
+                helper = "stats_by_branch" if helper == "pair_by_branch" else "stats"
+                if rng.random() < 0.15:
+                    # a method of an object made in the function: its class known only
+                    # at run time, refused by name in reverse mode (an IndexError from
+                    # the generated code until stop 28)
+                    self.constructs.add("a dict a method returns")
+                    helper = "Stats().stats"
+                out.append([f"{r} = {helper}({p}, {q})"])
+                second_read = rng.choice([
+                    f"sum({r}.values()) * 0.5", f"{r}.get('s') * len({r})", f"{r}['s'] * 0.5",
+                ])  # fmt: skip
+                out.append([f"{first} = {r}['m'] * 0.5 + {r}['s']", f"{second} = {second_read}"])
+                return out
             out.append([f"{r} = {helper}({p}, {q})"])
             reads = [
                 [f"{first}, {second} = {r}"],
@@ -787,10 +867,42 @@ class ProgramWriter:
                 # the tuple name passed whole to a helper taking it apart
                 [f"{first} = pairdot({r})", f"{second} = {r}[1] * 0.5"],
             ]
-            out.append(reads[rng.randrange(3)])
+            out.append(reads[form])
         else:
             out.append([f"{first}, {second} = {helper}({p}, {q})"])
         return out
+
+    def containers_refused_or_read(self, target: str, p: str, q: str) -> list[list[str]]:
+        """A value kept by a method called for its effect and a union of dicts (refused in
+        both modes; reverse mode gave zero gradients until stop 28), a global's element
+        updated (refused by name), a set display of constants and logging of a
+        differentiated value (refused until stop 28)."""
+        rng = self.rng
+        self.loops += 1
+        choice = rng.randrange(5 if self.helpers else 2)
+        if choice == 0:
+            self.constructs.add("a union of dicts")
+            d = f"un{self.loops}"
+            return [
+                [f"{d} = {{'p': {p}}} | {{'q': {q} * 0.5}}"],
+                [f"{target} = {d}['p'] * {d}['q']"],
+            ]
+        if choice == 1:
+            self.constructs.add("a set display of constants")
+            return [[f"{target} = {p} * (2.0 if 'p' in {{'p', 'q'}} else 1.0) + len({{1, 2, 1}})"]]
+        if choice == 2:
+            self.constructs.add("a value kept by a call for its effect")
+            if rng.random() < 0.5:
+                # a function of the module keeping its argument in a global list
+                return [[f"stash({p})"], [f"{target} = KEPT[-1] * 0.5 + {q}"]]
+            b = f"bx{self.loops}"
+            return [[f"{b} = Box()", f"{b}.keep({p})"], [f"{target} = {b}.total() * 0.5 + {q}"]]
+        if choice == 3:
+            # (an UnboundLocalError from the generated code until stop 28)
+            self.constructs.add("an element update of a global")
+            return [[f"STORE['v'] = {p}"], [f"{target} = STORE['v'] * 0.5 + {q}"]]
+        self.constructs.add("logging a differentiated value")
+        return [[f"logging.debug('%s', {p})"], [f"{target} = {p} * 0.5 + {q}"]]
 
     def calling_forms(self, target: str, p: str, q: str) -> list[list[str]]:
         """Calls written with stars, helpers taking **kwargs, a one-tuple unpacked, and a
@@ -815,11 +927,17 @@ class ProgramWriter:
             self.constructs.add("kwargs helpers")
             keywords = rng.choice([f"s={q}", f"t={q}", f"s={q}, t={p}", "**{'t': 0.5}"])
             return [[f"{target} = opts({p}, {keywords})"]]
-        if choice < 0.85:
+        if choice < 0.78:
             # passed element by element since stop 26 (refused in both modes before;
             # forward mode once gave it a zero tangent)
             self.constructs.add("a display passed to a helper")
             return [[f"{target} = pairdot(({p}, {q}))"]]
+        if choice < 0.85:
+            # keywords a partial binds for parameters without defaults, one replaced by
+            # the call's (refused until stop 28: "missing a required argument")
+            self.constructs.add("keyword-bound partials")
+            call = rng.choice([f"bound_shift({p})", f"bound_shift({p}, scale={q})"])
+            return [[f"{target} = {call}"]]
         if choice < 0.92:
             self.constructs.add("one-tuple results")
             return [[f"({target},) = single({p})"]]
@@ -1047,7 +1165,11 @@ class ProgramWriter:
                     f"{{{k}: np.tanh({v}) * 0.5 for {k}, {v} in {d}.items()}}",
                     f"{{{k}: {d}[{k}] * {d}['q'] for {k} in ('p', 'q', 'r') if {k} != 'r'}}",
                     f"{{{k}: np.sin({v}) for {k}, {v} in {d}.items() if {k} == 'p'}}",
+                    # a dict display iterated where it is written (refused until stop 28)
+                    f"{{{k}: {v} * 2.0 for {k}, {v} in {{'p': {d}['q'], 'q': x}}.items()}}",
                 ])  # fmt: skip
+                if "}.items()" in comp:
+                    self.constructs.add("a dict display iterated")
                 read = rng.choice([f"sum({d}c.values())", f"{d}c['p'] * 2.0"])
                 return [made, f"{d}c = {comp}", f"{target} = {read}"]
             return [made, f"{target} = {d}['p'] * {d}['q']"]
@@ -1380,7 +1502,8 @@ class ProgramWriter:
             self.constructs.add("rebound defaults and closures")
             self.spec = replace(self.spec, rebind=True)
         helpers = (
-            "import srcad\nfrom srcad.adjoints.registry import d, xp\n\n" + HELPERS + "\n\n"
+            "import functools\nimport logging\n\nimport srcad\n"
+            "from srcad.adjoints.registry import d, xp\n\n" + HELPERS + "\n\n"
             if self.helpers
             else ""
         )

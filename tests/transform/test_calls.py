@@ -61,6 +61,23 @@ def closure_and_partial(x, W):
     return np.sum(SCALED(x) + HALF(W, x))
 
 
+def shifted(x, shift, scale):
+    return np.sin(x) * scale + shift
+
+
+BOUND = functools.partial(shifted, shift=0.25, scale=2.0)
+
+
+def keyword_bound_partial(x):
+    # the partial's keyword fills a parameter with no default; the call's keyword
+    # replaces the partial's (refused at stop 27: "missing a required argument")
+    return np.sum(BOUND(x) * BOUND(x, scale=-1.0))
+
+
+def test_a_keyword_bound_partial_in_both_modes_and_at_second_order():
+    srcad.check_grad(keyword_bound_partial, vec(3), modes=("rev", "fwd"), order=2)
+
+
 def other_module(W, x, b):
     return np.sum(elsewhere.softplus(elsewhere.affine(W, x, b=b)))
 

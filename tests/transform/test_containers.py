@@ -517,7 +517,7 @@ REFUSED = [
     (delete_from_list, "'del' statements", 3),
     (alias_rebound, "a second name", 3),
     (alias_read_before, "a second name", 7),
-    (helper_appends, "side effect", 3),
+    (helper_appends, "called for its effect with a differentiated value", 3),
     (helper_appends_with_result, "'items.append' changes a list this function did not", 2),
     (joined_lists, "joining or repeating lists", 3),
     (list_inside_a_list_grows, "put inside another container", 3),

@@ -181,7 +181,9 @@ def _mutation(call: gast.Call, source: Source, local: set[str], what: str) -> Mu
 
 #: modules whose functions, called for their effect alone, are known not to change arrays
 #: passed to them (beyond what the table above names)
-_NO_HIDDEN_EFFECTS = {"builtins", "numpy", "math", "srcad", "cupy", "jax", "dask", "warnings"}
+_NO_HIDDEN_EFFECTS = {
+    "builtins", "numpy", "math", "srcad", "cupy", "jax", "dask", "warnings", "_warnings", "logging",
+}  # fmt: skip
 
 
 def unknown_effect(call: gast.Call, source: Source, local: set[str]) -> bool:

@@ -1,5 +1,5 @@
-"""List and dict comprehensions and generator expressions become loops filling a fresh
-list or dict.
+"""List, dict and set comprehensions and generator expressions become loops filling a
+fresh list, dict or set.
 
 ``[f(v) for v in seq if c]`` becomes ``_items = []`` and ``for v_1 in seq: if c_1:
 _items.append(f(v_1))`` before the statement, which then reads ``_items``; ``{k: f(v) for
@@ -23,7 +23,7 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
 
-_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp)
 
 
 class _Lower:
@@ -50,6 +50,7 @@ class _Lower:
                     )
             elif isinstance(stmt, gast.For):
                 stmt.iter = self.hoist(stmt.iter, out, stmt)  # evaluated once, before the loop
+                stmt.iter = self.named_display(stmt.iter, out, stmt)
             elif isinstance(stmt, gast.If):
                 stmt.test = self.hoist(stmt.test, out, stmt)
             elif self.named_dict(stmt):
@@ -94,6 +95,27 @@ class _Lower:
             elif isinstance(value, gast.AST) and not isinstance(value, gast.Lambda):
                 self.hoist_within(value, out, origin)
 
+    def named_display(self, iterable: gast.expr, out: list[gast.stmt], origin: gast.stmt):
+        """A dict display iterated (``{"a": x}.items()``) given a name first, bound before
+        the loop: the dict the function builds, which dicts.py follows."""
+        display = iterable
+        if (
+            isinstance(iterable, gast.Call)
+            and isinstance(iterable.func, gast.Attribute)
+            and iterable.func.attr in ("items", "keys", "values")
+            and not iterable.args
+            and not iterable.keywords
+        ):
+            display = iterable.func.value
+        if not isinstance(display, gast.Dict) or None in display.keys:
+            return iterable
+        name = self.namer.fresh_temp("_dict")
+        out.append(self.mark(build.assign(name, display), origin))
+        if display is iterable:
+            return build.load(name)
+        iterable.func.value = build.load(name)
+        return iterable
+
     def lower(
         self, comp: gast.AST, out: list[gast.stmt], origin: gast.stmt, result: str | None = None
     ) -> str:
@@ -109,6 +131,8 @@ class _Lower:
             iterable = copy.deepcopy(gen.iter)
             if k:
                 iterable = RenameNames(dict(renames)).visit(iterable)
+            else:
+                iterable = self.named_display(iterable, out, origin)
             for target in gast.walk(gen.target):
                 if isinstance(target, gast.Name):
                     renames[target.id] = self.namer.fresh(target.id)
@@ -122,6 +146,14 @@ class _Lower:
             entry = gast.Subscript(value=build.load(result), slice=key, ctx=gast.Store())
             fill: gast.stmt = gast.Assign(targets=[entry], value=value, type_comment=None)
             empty: gast.expr = gast.Dict(keys=[], values=[])
+        elif isinstance(comp, gast.SetComp):
+            # ``_items = _items | {v}``: a set display of differentiable values is refused
+            # by name (hints.py), one of constants (keys, options) is Python's
+            element = RenameNames(renames).visit(copy.deepcopy(comp.elt))
+            one = gast.copy_location(gast.Set(elts=[element]), comp)
+            joined = gast.copy_location(build.binop(build.load(result), gast.BitOr(), one), comp)
+            fill = build.assign(result, joined)
+            empty = build.call(build.load(self.source.bind(self.namer, set, "set")))
         else:
             element = RenameNames(renames).visit(copy.deepcopy(comp.elt))
             push = build.call(build.attr(build.load(result), "append"), element)

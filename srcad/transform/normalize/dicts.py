@@ -107,6 +107,8 @@ class _Lower:
         ]
         if not made:
             return False
+        if self.forward_alias(places, made):
+            return True
         if self.write_out(places, made):
             return True  # the loops unrolled: the uses are found again
         stmt, path, in_loop = made[0]
@@ -122,6 +124,45 @@ class _Lower:
             # never changed after it is made: left as it is (a constant dict of options)
             self.kept.add(id(stmt))
         return True
+
+    def forward_alias(self, places: list, made: list) -> bool:
+        """``d = {...}; e = d`` in one block, ``d`` read nowhere else and ``e`` bound
+        nowhere else nor read before: ``e = {...}`` (a helper written out returns its dict
+        so); whether there was one."""
+        for stmt, path, _ in made:
+            name = stmt.targets[0].id
+            uses = [u for s, _, _, _, p in places for u in _uses(s, p, name) if u.stmt is not stmt]
+            if len(uses) != 1 or any(_binds(s, name) for s, *_ in places if s is not stmt):
+                continue
+            (use,) = uses
+            alias = use.stmt
+            if not (
+                isinstance(alias, gast.Assign)
+                and alias.value is use.node
+                and len(alias.targets) == 1
+                and isinstance(alias.targets[0], gast.Name)
+                and len(use.path) == len(path)
+                and _after(path, use.path)
+            ):
+                continue
+            other = alias.targets[0].id
+            if any(_binds(s, other) for s, *_ in places if s is not alias):
+                continue
+            if any(
+                not _after(use.path, u.path)
+                for s, _, _, _, p in places
+                for u in _uses(s, p, other)
+                if u.stmt is not alias
+            ):
+                continue
+            stmt.targets = [build.store(other)]
+
+            def block(stmts: list[gast.stmt], alias: gast.stmt = alias) -> list[gast.stmt]:
+                return [s for s in stmts if s is not alias]
+
+            self.tree.body = rewrite_bodies(self.tree.body, block)
+            return True
+        return False
 
     def write_out(self, places: list, made: list) -> bool:
         """Iterations over the dicts ``made`` become displays of their keys, values or items
@@ -448,6 +489,11 @@ class _Lower:
         display = d.made.value
         uses = [u for u in uses if not (u.stmt is d.made and isinstance(u.node.ctx, gast.Store))]
         stores = self.stores(uses)
+        taken = set()
+        for key, value in zip(display.keys, display.values):
+            if isinstance(value, gast.Name) and getanno(value, "dict_part"):
+                d.variables[key.value] = value.id  # a name for this value alone: no copy
+                taken.add(key.value)
         for use in uses:
             self.replace(d, use, stores)
         for key, store in stores:
@@ -455,6 +501,7 @@ class _Lower:
         assigns = [
             build.assign(self.variable(d, key.value), value)
             for key, value in zip(display.keys, display.values)
+            if key.value not in taken
         ]
         for new in assigns:
             gast.copy_location(new, d.made)

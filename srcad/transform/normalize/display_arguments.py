@@ -19,7 +19,7 @@ from typing import Any
 
 import gast
 
-from srcad.runtime.calls import FlatCall
+from srcad.runtime.calls import DictResults, FlatCall
 from srcad.transform import build
 from srcad.transform.calls import own_signature, plain_function
 from srcad.transform.frontend import Source
@@ -53,6 +53,9 @@ def _flatten(
     if any(isinstance(a, gast.Starred) for a in call.args):
         return
     callee = source.resolve(call.func, local)
+    results = callee if isinstance(callee, DictResults) else None
+    if results is not None:
+        callee = results.fun  # a dict's values taken (helper_results.py): kept so
     prior: dict[int, Any] = {}
     groups: list[list[gast.expr]] = [[a] for a in call.args]
     if isinstance(callee, FlatCall):
@@ -84,9 +87,11 @@ def _flatten(
         args.extend(leaves)
     if len(structures) == len(prior):
         return  # no display to flatten
-    key = (id(callee), tuple(structures), len(groups))
+    key = (id(callee), tuple(structures), len(groups), results and results.keys)
     if key not in made:
-        flat = FlatCall(callee, tuple(structures), len(groups))
+        flat: Any = FlatCall(callee, tuple(structures), len(groups))
+        if results is not None:
+            flat = DictResults(flat, results.keys)
         made[key] = namer.bind_global(flat, f"{callee.__name__}_by_leaf")
         source.namespace[made[key]] = flat
     call.func = gast.copy_location(build.load(made[key]), call.func)

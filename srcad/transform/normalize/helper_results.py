@@ -17,13 +17,14 @@ says how many results they have).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
 import gast
 
 from srcad.errors import SourceUnavailableError
-from srcad.runtime.calls import FlatCall
+from srcad.runtime.calls import DictResults, FlatCall
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import user_callee
@@ -60,6 +61,9 @@ def _rewritten(stmt: gast.stmt, source: Source, namer: Namer, local: set[str]) -
     ):
         return None
     callee = source.resolve(stmt.value.func, local)
+    keys = returned_keys(callee)
+    if keys is not None and isinstance(stmt.targets[0], gast.Name):
+        return _dict_values(stmt, callee, keys, source, namer)
     results = returned(callee) or ((gast.Name, 1) if returns_list(callee) else None)
     if results is None:
         return None
@@ -84,6 +88,75 @@ def _rewritten(stmt: gast.stmt, source: Source, namer: Namer, local: set[str]) -
         gast.copy_location(new, stmt)
         setanno(new, "origin", origin)
     return [unpack, whole]
+
+
+def _dict_values(
+    stmt: gast.Assign, callee: Any, keys: tuple, source: Source, namer: Namer
+) -> list[gast.stmt]:
+    """``d = encode(x)`` of a helper returning ``{"mean": m, "logvar": lv}``: ``d_mean,
+    d_logvar = encode_values(x); d = {"mean": d_mean, "logvar": d_logvar}``, the call one of
+    a :class:`DictResults`, so the dict is one name per key (dicts.py) and the helper's
+    derivative takes one cotangent per value."""
+    target = stmt.targets[0].id
+    parts = [namer.fresh(f"{target}_{_key_name(k, n)}") for n, k in enumerate(keys)]
+    results = next(
+        (
+            g
+            for g in namer.globals.values()
+            if isinstance(g, DictResults) and g.fun is callee and g.keys == keys
+        ),
+        None,
+    ) or DictResults(callee, keys)
+    name = namer.bind_global(results, f"{_name(stmt.value.func)}_values")
+    source.namespace[name] = results
+    call = gast.Call(
+        func=build.load(name),
+        args=stmt.value.args,
+        keywords=stmt.value.keywords,
+    )
+    gast.copy_location(call, stmt.value)
+    unpack = build.assign(build.tuple_([build.store(p) for p in parts], gast.Store()), call)
+    values = [build.load(p) for p in parts]
+    for value in values:
+        setanno(value, "dict_part", True)  # dicts.py takes these names for the keys
+    display = gast.Dict(keys=[build.const(k) for k in keys], values=values)
+    whole = build.assign(build.store(target), display)
+    origin = getanno(stmt, "origin", stmt)
+    for new in (unpack, whole):
+        gast.copy_location(new, stmt)
+        setanno(new, "origin", origin)
+    return [unpack, whole]
+
+
+def _key_name(key: object, position: int) -> str:
+    text = str(key)
+    return text if text.isidentifier() else str(position)
+
+
+def returned_keys(obj: Any) -> tuple | None:
+    """The keys, in order, of the dict display every ``return`` of a plain Python helper
+    (or a partial or bound method of one) gives: the same constant keys each time, no
+    value a display itself; None otherwise."""
+    if isinstance(obj, FlatCall) and not inspect.isfunction(obj.fun):
+        return None
+    if isinstance(obj, functools.partial) or inspect.ismethod(obj):
+        found = user_callee(obj)  # its handles pass the bound arguments on
+        obj = found[0] if found is not None else None
+    tree = _helper_tree(obj)
+    returns = _returns(tree) if tree is not None else []
+    if not returns or not all(isinstance(r, gast.Dict) for r in returns):
+        return None
+    found = set()
+    for r in returns:
+        if not all(isinstance(k, gast.Constant) for k in r.keys):
+            return None  # ``**other`` (a None key) or a computed key
+        if any(isinstance(v, (*_DISPLAYS, gast.Dict, gast.Starred)) for v in r.values):
+            return None  # nested: its leaves are not its values
+        found.add(tuple(k.value for k in r.keys))
+    if len(found) != 1:
+        return None
+    keys = found.pop()
+    return keys if len(set(keys)) == len(keys) else None
 
 
 def _name(func: gast.expr) -> str:

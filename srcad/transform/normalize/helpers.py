@@ -32,6 +32,7 @@ own names.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -197,6 +198,22 @@ class _Inliner:
                 owner = self.constant(obj.__self__, expr.func.attr.strip("_") or "obj")
                 call = gast.Call(func=expr.func, args=[owner, *expr.args], keywords=expr.keywords)
                 obj = obj.__func__
+            while isinstance(obj, functools.partial) and not any(
+                isinstance(a, gast.Starred) for a in call.args
+            ):
+                # the arguments it binds are constants of the code; the call's keywords
+                # replace its own, as Python's partial does
+                given = {k.arg for k in call.keywords}
+                fixed = [self.constant(v, "bound") for v in obj.args]
+                named = [
+                    gast.keyword(arg=k, value=self.constant(v, k))
+                    for k, v in obj.keywords.items()
+                    if k not in given
+                ]
+                call = gast.Call(
+                    func=expr.func, args=[*fixed, *call.args], keywords=[*named, *call.keywords]
+                )
+                obj = obj.func
             helper = self.function_of(obj)
             parsed = self.inlinable(helper, stack)
             if parsed is not None:
@@ -403,6 +420,7 @@ class _Inliner:
             emitted.append(build.assign(renames[param], value))
             if isinstance(value, (gast.Tuple, gast.Dict)) and param not in stored:
                 self.displays[renames[param]] = value  # ``g(*args)`` in the body: spread
+        keys = None
         if _ends_in_its_only_return(body):
             final = body.pop()
             body.append(build.assign(result, final.value))
@@ -426,6 +444,7 @@ class _Inliner:
             exits = _returns_as_exits(body, result, flag, raising)
             if _falls_through(exits):
                 exits.append(raising(tree, "the end of the function, without a 'return'"))
+            keys = _dicts_as_tuples(exits, result)
             loop = gast.For(
                 target=gast.Name(once, gast.Store(), None, None),
                 iter=build.call(build.load(range_name), build.const(1)),
@@ -449,6 +468,14 @@ class _Inliner:
         local.update(inner_local)
         if helper not in self.inlined:
             self.inlined.append(helper)
+        if keys is not None:
+            # the dict again, from the tuple of its values: one name per key (dicts.py)
+            values = [
+                gast.Subscript(build.load(result), build.const(k), gast.Load())
+                for k in range(len(keys))
+            ]
+            display = gast.Dict(keys=[build.const(k) for k in keys], values=values)
+            return gast.copy_location(display, call)
         return gast.copy_location(build.load(result), call)
 
     def free_name(
@@ -779,6 +806,35 @@ def _no_result(exits: list[gast.stmt], result: str) -> gast.expr:
     if len(lengths) != 1 or None in lengths:
         return build.const(None)
     return build.tuple_([build.const(None) for _ in range(lengths.pop())])
+
+
+def _dicts_as_tuples(exits: list[gast.stmt], result: str) -> tuple | None:
+    """Where every ``return`` gives a dict display of the same constant keys: each made a
+    tuple of the values in key order (split_tuples follows a name assigned tuples in
+    branches, dicts.py a dict made once); the keys, or None (nothing changed)."""
+    assigned = [
+        node
+        for stmt in exits
+        for node in gast.walk(stmt)
+        if isinstance(node, gast.Assign)
+        and isinstance(node.targets[0], gast.Name)
+        and node.targets[0].id == result
+    ]
+    found = {
+        tuple(k.value for k in a.value.keys)
+        if isinstance(a.value, gast.Dict)
+        and all(isinstance(k, gast.Constant) for k in a.value.keys)
+        else None
+        for a in assigned
+    }
+    if len(found) != 1 or None in found:
+        return None
+    keys = found.pop()
+    if len(set(keys)) != len(keys):
+        return None
+    for a in assigned:
+        a.value = gast.copy_location(build.tuple_(a.value.values), a.value)
+    return keys
 
 
 def _is_none(value: gast.expr) -> bool:
