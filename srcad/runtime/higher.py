@@ -20,6 +20,8 @@ def _as(value: Any, like: Any) -> Any:
     """``value`` with ``like``'s dtype (a Python float when ``like`` is a number)."""
     if not hasattr(like, "shape"):
         return float(value)
+    if not hasattr(value, "dtype"):  # a Python number (a float y's cotangent, summed)
+        return array_namespace(like).asarray(value, dtype=like.dtype)
     xp = array_namespace(value)
     return xp.astype(value, like.dtype) if value.dtype != like.dtype else value
 

@@ -20,7 +20,7 @@ from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
-from srcad.transform.analyses.effects import kept_value_message, reports_only
+from srcad.transform.analyses.effects import refuse_kept_values
 from srcad.transform.analyses.masking import (
     is_elementwise,
     keeps_zeros,
@@ -148,25 +148,17 @@ class _Forward:
             pop = fill(shapes.pop, self.namer, tape=self.tangent(dropped.func.value.id))
             return [_generated(s, False) for s in pop]
         if call is None:
+            # (a call that may keep a differentiated value was refused before: effects.py)
             if (
                 isinstance(stmt, gast.Expr)
                 and operand_names(stmt.value) & self.activity.varied
-                and not (
-                    isinstance(stmt.value, gast.Call)
-                    and reports_only(stmt.value, self.source, self.local)
-                )
+                and _restores(stmt, self.source, self.local)
             ):
-                if _restores(stmt, self.source, self.local):
-                    raise self.source.error(
-                        "a derivative that updates arrays in place cannot be differentiated "
-                        "again yet (its backward pass restores them in place)",
-                        stmt,
-                    )
-                if isinstance(stmt.value, gast.Call):
-                    raise self.source.error(
-                        kept_value_message(stmt.value), getanno(stmt, "expr") or stmt
-                    )
-                return []  # an expression whose value is dropped: nothing to carry
+                raise self.source.error(
+                    "a derivative that updates arrays in place cannot be differentiated "
+                    "again yet (its backward pass restores them in place)",
+                    stmt,
+                )
             return []
         value = call.args[0]
         if call.func.value.id not in self.active_tapes:
@@ -564,6 +556,7 @@ def forward(
     updated = set(getanno(tree, "inplace") or ())
     sharing = set().union(*alias_groups(body, updated, source, local).values())
     tapes = tape_names(body, source, local)
+    refuse_kept_values(body, source, local, activity, tapes)
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     stable = stable_names(body, inputs) - updated
     shapes = analyse_shapes(body, source, local, frozenset(stable))

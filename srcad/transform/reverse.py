@@ -25,7 +25,7 @@ from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.adjoint_statements import RuleAdjoints, multiple_results
 from srcad.transform.analyses.activity import active_tapes, analyse_activity, targets
-from srcad.transform.analyses.effects import kept_value_message, reports_only
+from srcad.transform.analyses.effects import refuse_kept_values
 from srcad.transform.analyses.masking import masked_adjoints
 from srcad.transform.analyses.shapes import Rank, analyse_ranks, analyse_shapes
 from srcad.transform.analyses.tbr import Recording, stable_names
@@ -249,14 +249,6 @@ class Sweep(RuleAdjoints, ControlAdjoints):
                     "again yet (its backward pass restores them in place)",
                     stmt,
                 )
-            if operand_names(stmt.value) & ctx.activity.varied and not reports_only(
-                stmt.value, ctx.source, ctx.local
-            ):
-                # it may keep the value (``seen.add(v)``) where later code reads it: the
-                # gradient would miss that path (it was zero until stop 28)
-                raise ctx.source.error(
-                    kept_value_message(stmt.value), getanno(stmt, "expr") or stmt
-                )
         return [stmt], []
 
     def deferred(self, body: list[gast.stmt]):
@@ -443,6 +435,9 @@ def reverse(
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, outputs)
     refuse_container_joins(body, source, local, activity.varied, activity.useful)
+    # a call that may keep a differentiated value where later code reads it: the gradient
+    # would miss that path (it was zero until stop 28)
+    refuse_kept_values(body, source, local, activity, tapes)
     annotate_purity(body, source, local)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, inputs) - set().union(*groups.values())

@@ -343,7 +343,7 @@ FAMILIES = {
     "keyword-bound partials", "a dict a method returns", "a tuple grown in a loop",
     "a dict display iterated", "a union of dicts", "a set display of constants",
     "a value kept by a call for its effect", "logging a differentiated value",
-    "an element update of a global",
+    "an element update of a global", "a Python float reduced by NumPy",
     "a sub-tree and a display passed together",
 }  # fmt: skip
 
@@ -896,7 +896,8 @@ class ProgramWriter:
                 # a function of the module keeping its argument in a global list
                 return [[f"stash({p})"], [f"{target} = KEPT[-1] * 0.5 + {q}"]]
             b = f"bx{self.loops}"
-            return [[f"{b} = Box()", f"{b}.keep({p})"], [f"{target} = {b}.total() * 0.5 + {q}"]]
+            keep = rng.choice([f"{b}.keep({p})", f"_ = {b}.keep({p})"])  # (zero in both modes)
+            return [[f"{b} = Box()", keep], [f"{target} = {b}.total() * 0.5 + {q}"]]
         if choice == 3:
             # (an UnboundLocalError from the generated code until stop 28)
             self.constructs.add("an element update of a global")
@@ -1460,6 +1461,11 @@ class ProgramWriter:
             # y a Python float: the update makes a new number, y is left as it was
             self.constructs.add("+= through another name of a float parameter")
             lines += ["    zf = y", "    zf += np.sum(x) * 0.1", "    c = c * 0.5 + zf"]
+        if not self.spec.pytree and self.spec.y == "float" and self.rng.random() < 0.3:
+            # a Python float reduced by NumPy (at second order its cotangent, summed, was
+            # a Python float whose dtype the rule read until stop 28: seed 4100244)
+            self.constructs.add("a Python float reduced by NumPy")
+            lines += [f"    u = u * 0.5 + np.{self.rng.choice(['sum', 'mean', 'max'])}(y) * 0.28"]
         if self.spec.pytree == "nested":
             lines += self.sub_trees()
         if self.mutable:

@@ -35,6 +35,13 @@ def kept_by_a_method(x):
     return box.total() * 2.0
 
 
+def kept_with_its_result_dropped(x):
+    # the call's result bound to a name nothing reads (both modes gave zero until stop 28)
+    box = Box()
+    _ = box.keep(np.sin(x))
+    return np.sum(box.total())
+
+
 def kept_by_a_set(x):
     seen = set()
     seen.add(float(np.sum(x)))
@@ -61,6 +68,7 @@ def set_comprehension_of_values(x):
     "f, refusal",
     [
         (kept_by_a_method, "'box.keep' is called for its effect with a differentiated value"),
+        (kept_with_its_result_dropped, "'box.keep' is called for its effect"),
         (kept_by_a_set, "'seen.add' is called for its effect"),
         (union_of_dicts, "'|' of differentiated values"),
         (union_of_sets, "'|' of differentiated values"),

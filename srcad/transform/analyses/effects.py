@@ -15,15 +15,66 @@ from collections.abc import Callable
 
 import gast
 
-from srcad.adjoints.registry import is_nondifferentiable
+from srcad.adjoints.registry import is_nondifferentiable, lookup
+from srcad.transform.analyses.activity import Activity, targets
 from srcad.transform.analyses.mutators import describe
+from srcad.transform.anno import getanno
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.normalize.helper_results import parsed_tree
+from srcad.transform.normalize.walk import all_statements
+from srcad.transform.ops import classify, operand_names, tape_call
 
 #: modules whose functions, called for their effect, keep nothing they are given
-_REPORTING = ("logging", "warnings", "_warnings", "numpy")
+_REPORTING = ("logging", "warnings", "_warnings", "numpy", "scipy", "math", "cmath")
+#: Python's builtins that change or keep something (the others only compute)
+_BUILTINS_WITH_EFFECTS = {
+    "setattr", "delattr", "exec", "eval", "next", "iter", "open", "input", "__import__",
+    "globals", "locals", "vars", "compile", "breakpoint",
+}  # fmt: skip
 #: how deep calls of the user's functions are read
 _DEPTH = 4
+
+
+def refuse_kept_values(
+    body: list[gast.stmt], source: Source, local: set[str], activity: Activity, tapes: set[str]
+) -> None:
+    """Raise at a call given a differentiated value whose result nothing differentiated
+    reads (a statement of its own, or bound to names the output does not need: ``_ =
+    box.keep(v)``), unless its callee keeps nothing (see module doc)."""
+    for stmt in all_statements(body):
+        if isinstance(stmt, gast.Expr):
+            call = stmt.value
+        elif isinstance(stmt, gast.Assign) and not set(targets(stmt)) & activity.useful:
+            call = stmt.value
+        else:
+            continue
+        if not isinstance(call, gast.Call) or not operand_names(call) & activity.varied:
+            continue
+        if tape_call(stmt, tapes, "push") is not None or tape_call(stmt, tapes, "pop"):
+            continue  # generated code differentiated again: its tapes have adjoints
+        op = classify(call, source, local)
+        if op.rule is not None or op.nondifferentiable:
+            continue  # an op with a rule (``y.sum()``) is a function of its operands
+        callee = source.resolve(call.func, local)
+        if (getattr(callee, "__module__", None) or "").startswith("srcad."):
+            # srcad's own helpers, which its passes write: their rules follow the values
+            # (generated code's restoring an array in place is refused by name later)
+            continue
+        if isinstance(stmt, gast.Assign) and not _maybe_keeping(callee):
+            continue  # a result bound: one of srcad's handles, a custom rule, a partial...
+        if not _keeps_nothing(callee):
+            raise source.error(kept_value_message(call), getanno(stmt, "expr") or stmt)
+
+
+def _maybe_keeping(callee: object) -> bool:
+    """Whether a call of ``callee`` whose result is bound but not needed may still have
+    kept a value: a method of an object made in the function (not known before it runs), a
+    plain Python function, or one of Python's builtins with effects (``setattr``)."""
+    if callee is MISSING or inspect.isfunction(callee):
+        return True
+    return getattr(callee, "__module__", None) == "builtins" and (
+        getattr(callee, "__name__", "") in _BUILTINS_WITH_EFFECTS
+    )
 
 
 def reports_only(call: gast.Call, source: Source, local: set[str]) -> bool:
@@ -37,10 +88,12 @@ def _keeps_nothing(callee: object, depth: int = 0) -> bool:
     for their effect only such functions (``check_finite(x)``)."""
     if callee is MISSING:
         return False
-    if callee is builtins.print or is_nondifferentiable(callee):
-        return True
+    if callee is builtins.print or is_nondifferentiable(callee) or _has_rule(callee):
+        return True  # (an op with a rule is a function of its arguments)
     method = getattr(callee, "__func__", callee)  # a logger's bound method
     module = getattr(method, "__module__", None) or ""
+    if module == "builtins":
+        return getattr(callee, "__name__", "") not in _BUILTINS_WITH_EFFECTS
     if module.partition(".")[0] in _REPORTING:
         return True
     return inspect.isfunction(callee) and depth < _DEPTH and _changes_only_locals(callee, depth)
@@ -64,6 +117,13 @@ def _changes_only_locals(func: Callable, depth: int) -> bool:
             if not _keeps_nothing(callee, depth + 1):
                 return False
     return True
+
+
+def _has_rule(callee: object) -> bool:
+    try:
+        return lookup(callee) is not None
+    except TypeError:  # unhashable
+        return False
 
 
 def _named(expr: gast.expr, func: Callable) -> object:
