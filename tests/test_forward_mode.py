@@ -278,3 +278,19 @@ def jvp_rosen(x, dx):
 def test_golden_forward_source():
     # the README shows this source: keep both in step
     assert srcad.source(rosen, mode="fwd") == GOLDEN_ROSEN
+
+
+def array_of_a_tuple(x):
+    # the tangent of tuple(x) is a tuple: np.array of it was the tuple itself, which
+    # ``* 2`` repeated (a shape error; an unsummed result of one element came out twice)
+    return np.array(tuple(x)) ** 2 * 0.5 + np.asarray(list(x)) * x
+
+
+def test_an_array_made_of_a_sequence_has_the_sequences_tangent():
+    x = np.array([0.3, -0.5, 0.9])
+    value, tangent = srcad.jvp(array_of_a_tuple, (x,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, x + 2 * x, rtol=1e-6)
+    one = np.array([0.7])
+    value, tangent = srcad.jvp(array_of_a_tuple, (one,), (np.ones(1),))
+    assert tangent.shape == (1,)
+    np.testing.assert_allclose(tangent, 3 * one, rtol=1e-6)

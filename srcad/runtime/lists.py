@@ -139,7 +139,15 @@ def unjoined(g: Any, xs: Sequence[Any], how: str) -> list[Any]:
 
 def list_gradient(g: Any, items: Any) -> list:
     """The gradient of ``items`` in ``tuple(items)`` / ``list(items)``: the list of its
-    elements' gradients, for a list the function built (an array passes no such list)."""
+    elements' gradients for a list the function built; for an array, whose rows the
+    sequence holds, their gradients stacked (zeros for rows nothing read)."""
+    if hasattr(items, "shape") and getattr(items, "ndim", 0) > 0:
+        xp = array_namespace(items)
+        rows = [
+            xp.zeros_like(items[k]) if gk is None else xp.asarray(gk, dtype=items.dtype)
+            for k, gk in enumerate(g)
+        ]
+        return xp.stack(rows)
     if not isinstance(items, list):
         raise TypeError(
             f"tuple()/list() of a {type(items).__name__} cannot be differentiated; build a list "

@@ -344,6 +344,7 @@ FAMILIES = {
     "a dict display iterated", "a union of dicts", "a set display of constants",
     "a value kept by a call for its effect", "logging a differentiated value",
     "an element update of a global", "a Python float reduced by NumPy",
+    "a sequence of an array's rows",
     "a sub-tree and a display passed together",
 }  # fmt: skip
 
@@ -734,8 +735,16 @@ class ProgramWriter:
                 ]
             return [[f"{st} = ({p}, {q})"], [f"{target} = {read}"]]
         if choice < 0.45 and self.shape[0] >= 2:
-            self.constructs.add("arrays unpacked")
             self.loops += 1
+            if rng.random() < 0.3:
+                # tuple()/list() of an array: a sequence of its rows (a TypeError in reverse
+                # mode, a repeated tuple as the tangent of np.array(tuple(p)), until stop 28)
+                self.constructs.add("a sequence of an array's rows")
+                v = f"r{self.loops}"
+                if rng.random() < 0.5:
+                    return [[f"{target} = {target} + np.array(tuple({p})) ** 2 * 0.25"]]
+                return [[f"for {v} in list({p}):", f"    {target} = {target} * 0.5 + {v}"]]
+            self.constructs.add("arrays unpacked")
             e0, e1 = f"e{self.loops}", f"f{self.loops}"
             return [[f"{e0}, {e1} = ({p})[:2]"], [f"{target} = {target} + {e0} * {e1}"]]
         if choice < 0.65:
@@ -1536,11 +1545,16 @@ PROBES = """
 import numpy as _np
 
 GAPS = []
+# comparisons sitting at their threshold (np.var of a constant array > 0): rounding in a
+# step may flip them, unlike a tie of two equal functions at a kink (seed 4200229)
+AT_THRESHOLD = []
 
 
 def _gap(value, threshold):
     d = _np.abs(_np.asarray(value) - threshold) / (1.0 + _np.abs(value) + abs(threshold))
     GAPS.append(float(_np.min(d)) if d.size else _np.inf)
+    if d.size and float(_np.min(d)) <= 1e-9:
+        AT_THRESHOLD.append(True)
     return value > threshold
 
 

@@ -166,10 +166,12 @@ def inputs(source: str, seed: int, spec: Spec) -> tuple[list, np.ndarray]:
     rng = np.random.default_rng(seed)
     # NaN or inf on an untaken side of np.where is legal: log(0) there is -inf too
     invalid = "ignore" if spec.nan else "raise"
+    at_threshold = 0
     for _ in range(ATTEMPTS):
         x, y = rng.uniform(-1, 1, spec.shape), rng.uniform(-1, 1, spec.shape[-1:])
         leaves, w = drawn(spec, x, y, rng.uniform(0.5, 1.5, spec.shape))
         probe.GAPS.clear()
+        probe.AT_THRESHOLD.clear()
         try:
             with np.errstate(over="raise", invalid=invalid, divide=invalid):
                 out = probe.f(*arguments(spec, copy.deepcopy(leaves), w.copy()))
@@ -184,10 +186,15 @@ def inputs(source: str, seed: int, spec: Spec) -> tuple[list, np.ndarray]:
             raise AssertionError("invalid program: a value that is not finite")
         if max(float(np.max(np.abs(p), initial=0.0)) for p in outputs(out)) > LARGEST:
             raise Unstable()
+        if probe.AT_THRESHOLD:
+            at_threshold += 1  # a comparison a step's rounding may flip: drawn again
+            continue
         # a gap of (almost) zero is a tie of two equal functions (np.maximum(a, a * 1.0)),
         # which no step can break; only a near tie can flip
         if min((g for g in probe.GAPS if g > TIE), default=np.inf) > MARGIN:
             return leaves, w
+    if at_threshold == ATTEMPTS:
+        raise Unstable("a comparison at its threshold on every draw")
     raise AssertionError(f"no inputs with margins {MARGIN} in {ATTEMPTS} draws")
 
 
@@ -528,7 +535,8 @@ def check_reverse_three_times(f, x, y, w, seed: int) -> str:
 
 
 class Unstable(Exception):
-    """The program's values grow beyond ``LARGEST``: unchecked."""
+    """The program's values grow beyond ``LARGEST``, or a comparison sits at its threshold
+    at every input drawn: unchecked."""
 
 
 def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
@@ -538,8 +546,8 @@ def check_program(source: str, seed: int, spec: Spec, order: int) -> str:
     try:
         try:
             leaves, w = inputs(source, seed, spec)
-        except Unstable:
-            return f"unchecked: values beyond {LARGEST:g}"
+        except Unstable as exc:
+            return f"unchecked: {exc or f'values beyond {LARGEST:g}'}"
         try:
             check_first_order(f, spec, leaves, w, seed)
         except srcad.TransformError as exc:

@@ -219,6 +219,10 @@ class _Loops:
     def _sequence(self, expr: gast.expr, pre: list[gast.stmt], origin: gast.stmt) -> str:
         if isinstance(expr, gast.Name):
             return expr.id
+        if self.callee(expr) is builtins.tuple and len(expr.args) == 1 and not expr.keywords:
+            # iterated the same: a list, whose gradient is one per element (a tuple's zero
+            # gradient was a number, which the loop's gradient indexed: a TypeError)
+            expr = build.call(self.builtin("list"), expr.args[0])
         name = self.namer.fresh_temp("_seq")
         pre.append(self._mark(build.assign(name, expr), origin))
         return name
