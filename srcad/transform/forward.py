@@ -20,7 +20,7 @@ from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.analyses.activity import Activity, active_tapes, analyse_activity, targets
 from srcad.transform.analyses.aliasing import viewed_name
-from srcad.transform.analyses.effects import refuse_kept_values
+from srcad.transform.analyses.effects import refuse_unfollowed
 from srcad.transform.analyses.masking import (
     is_elementwise,
     keeps_zeros,
@@ -55,7 +55,6 @@ from srcad.transform.ops import (
     annotate_purity,
     classify,
     operand_names,
-    refuse_container_joins,
     tape_call,
     tape_names,
 )
@@ -549,14 +548,13 @@ def forward(
     params = [a.id for a in tree.args.posonlyargs + tree.args.args]
     local = local_names(tree)
     activity = analyse_activity(body, source, local, wrt, outputs)
-    refuse_container_joins(body, source, local, activity.varied, activity.useful)
     annotate_purity(body, source, local)
     xp_name = namer.fresh("xp")
     # arrays updated in place: the user's ``y[i] = v``, or generated code's setitem calls
     updated = set(getanno(tree, "inplace") or ())
     sharing = set().union(*alias_groups(body, updated, source, local).values())
     tapes = tape_names(body, source, local)
-    refuse_kept_values(body, source, local, activity, tapes)
+    refuse_unfollowed(body, source, local, activity, tapes)
     inputs = [*params, *(a.id for a in tree.args.kwonlyargs)]
     stable = stable_names(body, inputs) - updated
     shapes = analyse_shapes(body, source, local, frozenset(stable))

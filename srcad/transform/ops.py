@@ -20,7 +20,7 @@ from srcad.adjoints.registry import (
 )
 from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform import build
-from srcad.transform.anno import getanno, setanno
+from srcad.transform.anno import setanno
 from srcad.transform.calls import user_callee
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.nodes import names
@@ -345,35 +345,3 @@ def tape_call(stmt: gast.stmt, tapes: set[str], method: str) -> gast.Call | None
     ):
         return value
     return None
-
-
-#: operators that take integers and booleans on arrays, and join containers
-_BITWISE = {Operator("BitOr"): "|", Operator("BitAnd"): "&", Operator("BitXor"): "^"}
-
-
-def refuse_container_joins(
-    body: list[gast.stmt],
-    source: Source,
-    local: set[str],
-    varied: frozenset[str],
-    useful: frozenset[str],
-) -> None:
-    """Raise at ``a | b`` (``&``, ``^``) of varied values whose result the output reads: on
-    arrays these take integers and booleans, which carry no gradient, so a varied operand
-    is a container (``d1 | d2`` of dicts, a set union) whose values the gradient would
-    miss (it did until stop 28: a zero gradient)."""
-    for stmt in all_statements(body):
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.BinOp)):
-            continue
-        bound = {n.id for n in gast.walk(stmt.targets[0]) if isinstance(n, gast.Name)}
-        if not bound & useful or not operand_names(stmt.value) & varied:
-            continue
-        op = classify(stmt.value, source, local)
-        if op.key in _BITWISE:
-            symbol = _BITWISE[op.key]
-            raise source.error(
-                f"'{symbol}' of differentiated values: srcad does not differentiate a "
-                "union of dicts or sets (a set comprehension builds one); build the dict "
-                "with d[k] = v, or use a list",
-                getanno(stmt, "expr") or stmt,
-            )

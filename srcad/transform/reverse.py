@@ -25,7 +25,7 @@ from srcad.transform import build
 from srcad.transform import control_templates as shapes
 from srcad.transform.adjoint_statements import RuleAdjoints, multiple_results
 from srcad.transform.analyses.activity import active_tapes, analyse_activity, targets
-from srcad.transform.analyses.effects import refuse_kept_values
+from srcad.transform.analyses.effects import refuse_unfollowed
 from srcad.transform.analyses.masking import masked_adjoints
 from srcad.transform.analyses.shapes import Rank, analyse_ranks, analyse_shapes
 from srcad.transform.analyses.tbr import Recording, stable_names
@@ -43,7 +43,6 @@ from srcad.transform.ops import (
     annotate_purity,
     classify,
     operand_names,
-    refuse_container_joins,
     tape_call,
     tape_names,
 )
@@ -434,10 +433,8 @@ def reverse(
             name=tree.name, args=tree.args, body=body, decorator_list=[], returns=None,
             type_comment=None, type_params=[]))  # fmt: skip
         activity = analyse_activity(body, source, local, wrt, outputs)
-    refuse_container_joins(body, source, local, activity.varied, activity.useful)
-    # a call that may keep a differentiated value where later code reads it: the gradient
-    # would miss that path (it was zero until stop 28)
-    refuse_kept_values(body, source, local, activity, tapes)
+    # a kept value or a union of dicts, whose gradient would be missed (zero until stop 28)
+    refuse_unfollowed(body, source, local, activity, tapes)
     annotate_purity(body, source, local)
     # memory that an update changes in place is not stable, under any of its names
     stable = stable_names(body, inputs) - set().union(*groups.values())

@@ -1,10 +1,13 @@
-"""Calls made for their effect alone that read a differentiated value.
+"""Values a derivative cannot follow, refused in both modes before either differentiates.
 
-Such a call (``seen.add(v)``, ``history.push(v)``) may keep the value where later code reads
-it, and no derivative can follow it there: both modes refuse it, unless its callee only
-reports or checks its arguments (``print``, ``logging``, ``warnings``, NumPy's functions,
-whose in-place forms normalize/mutating_calls.py has lowered already, a function declared
-non-differentiable, or a Python function of the user's that changes only its own locals).
+A call made for its effect alone that is given a differentiated value (``seen.add(v)``,
+``history.push(v)``) may keep the value where later code reads it, and no derivative can
+follow it there: refused, unless its callee only reports or checks its arguments
+(``print``, ``logging``, ``warnings``, NumPy's functions, whose in-place forms
+normalize/mutating_calls.py has lowered already, a function declared non-differentiable,
+or a Python function of the user's that changes only its own locals). ``a | b`` (``&``,
+``^``) of differentiated values joins dicts or sets (on arrays these take integers and
+booleans): refused too. Both gave zero gradients in reverse mode until stop 28.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 
 import gast
 
-from srcad.adjoints.registry import is_nondifferentiable, lookup
+from srcad.adjoints.registry import Operator, is_nondifferentiable, lookup
 from srcad.transform.analyses.activity import Activity, targets
 from srcad.transform.analyses.mutators import describe
 from srcad.transform.anno import getanno
@@ -24,6 +27,8 @@ from srcad.transform.normalize.helper_results import parsed_tree
 from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import classify, operand_names, tape_call
 
+#: operators that take integers and booleans on arrays, and join dicts and sets
+_JOINS = {Operator("BitOr"): "|", Operator("BitAnd"): "&", Operator("BitXor"): "^"}
 #: modules whose functions, called for their effect, keep nothing they are given
 _REPORTING = ("logging", "warnings", "_warnings", "numpy", "scipy", "math", "cmath")
 #: Python's builtins that change or keep something (the others only compute)
@@ -35,12 +40,41 @@ _BUILTINS_WITH_EFFECTS = {
 _DEPTH = 4
 
 
-def refuse_kept_values(
+def refuse_unfollowed(
+    body: list[gast.stmt], source: Source, local: set[str], activity: Activity, tapes: set[str]
+) -> None:
+    """Raise at the first value of ``body`` a derivative cannot follow (see module doc)."""
+    _refuse_container_joins(body, source, local, activity)
+    _refuse_kept_values(body, source, local, activity, tapes)
+
+
+def _refuse_container_joins(
+    body: list[gast.stmt], source: Source, local: set[str], activity: Activity
+) -> None:
+    """Raise at ``a | b`` (``&``, ``^``) of varied values whose result the output reads."""
+    for stmt in all_statements(body):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.BinOp)):
+            continue
+        if not set(targets(stmt)) & activity.useful:
+            continue
+        if not operand_names(stmt.value) & activity.varied:
+            continue
+        symbol = _JOINS.get(classify(stmt.value, source, local).key)
+        if symbol is not None:
+            raise source.error(
+                f"'{symbol}' of differentiated values: srcad does not differentiate a "
+                "union of dicts or sets (a set comprehension builds one); build the dict "
+                "with d[k] = v, or use a list",
+                getanno(stmt, "expr") or getanno(stmt, "origin") or stmt,
+            )
+
+
+def _refuse_kept_values(
     body: list[gast.stmt], source: Source, local: set[str], activity: Activity, tapes: set[str]
 ) -> None:
     """Raise at a call given a differentiated value whose result nothing differentiated
     reads (a statement of its own, or bound to names the output does not need: ``_ =
-    box.keep(v)``), unless its callee keeps nothing (see module doc)."""
+    box.keep(v)``), unless its callee keeps nothing."""
     for stmt in all_statements(body):
         if isinstance(stmt, gast.Expr):
             call = stmt.value
@@ -70,16 +104,13 @@ def _maybe_keeping(callee: object) -> bool:
     """Whether a call of ``callee`` whose result is bound but not needed may still have
     kept a value: a method of an object made in the function (not known before it runs), a
     plain Python function, or one of Python's builtins with effects (``setattr``)."""
-    if callee is MISSING or inspect.isfunction(callee):
-        return True
+    return callee is MISSING or inspect.isfunction(callee) or _builtin_with_effects(callee)
+
+
+def _builtin_with_effects(callee: object) -> bool:
     return getattr(callee, "__module__", None) == "builtins" and (
         getattr(callee, "__name__", "") in _BUILTINS_WITH_EFFECTS
     )
-
-
-def reports_only(call: gast.Call, source: Source, local: set[str]) -> bool:
-    """Whether ``call`` (made for its effect) keeps none of its arguments (see module doc)."""
-    return _keeps_nothing(source.resolve(call.func, local))
 
 
 def _keeps_nothing(callee: object, depth: int = 0) -> bool:
@@ -88,12 +119,12 @@ def _keeps_nothing(callee: object, depth: int = 0) -> bool:
     for their effect only such functions (``check_finite(x)``)."""
     if callee is MISSING:
         return False
-    if callee is builtins.print or is_nondifferentiable(callee) or _has_rule(callee):
+    if callee is builtins.print or is_nondifferentiable(callee) or lookup(callee) is not None:
         return True  # (an op with a rule is a function of its arguments)
     method = getattr(callee, "__func__", callee)  # a logger's bound method
     module = getattr(method, "__module__", None) or ""
     if module == "builtins":
-        return getattr(callee, "__name__", "") not in _BUILTINS_WITH_EFFECTS
+        return not _builtin_with_effects(callee)
     if module.partition(".")[0] in _REPORTING:
         return True
     return inspect.isfunction(callee) and depth < _DEPTH and _changes_only_locals(callee, depth)
@@ -119,19 +150,11 @@ def _changes_only_locals(func: Callable, depth: int) -> bool:
     return True
 
 
-def _has_rule(callee: object) -> bool:
-    try:
-        return lookup(callee) is not None
-    except TypeError:  # unhashable
-        return False
-
-
 def _named(expr: gast.expr, func: Callable) -> object:
     """What a name or attribute chain in ``func``'s body denotes in its module (MISSING for
     anything else)."""
     if isinstance(expr, gast.Name):
-        found = func.__globals__.get(expr.id, getattr(builtins, expr.id, MISSING))
-        return found
+        return func.__globals__.get(expr.id, getattr(builtins, expr.id, MISSING))
     if isinstance(expr, gast.Attribute):
         owner = _named(expr.value, func)
         return MISSING if owner is MISSING else getattr(owner, expr.attr, MISSING)

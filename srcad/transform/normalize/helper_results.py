@@ -144,16 +144,22 @@ def returned_keys(obj: Any) -> tuple | None:
         obj = found[0] if found is not None else None
     tree = _helper_tree(obj)
     returns = _returns(tree) if tree is not None else []
-    if not returns or not all(isinstance(r, gast.Dict) for r in returns):
-        return None
-    found = set()
-    for r in returns:
-        if not all(isinstance(k, gast.Constant) for k in r.keys):
-            return None  # ``**other`` (a None key) or a computed key
-        if any(isinstance(v, (*_DISPLAYS, gast.Dict, gast.Starred)) for v in r.values):
-            return None  # nested: its leaves are not its values
-        found.add(tuple(k.value for k in r.keys))
-    if len(found) != 1:
+    nested = (*_DISPLAYS, gast.Dict, gast.Starred)
+    if any(isinstance(v, nested) for r in returns for v in getattr(r, "values", [])):
+        return None  # nested: its leaves are not its values
+    return shared_keys(returns)
+
+
+def shared_keys(values: list[gast.expr]) -> tuple | None:
+    """The keys of ``values`` when each is a dict display of the same distinct constant
+    keys, in the same order; None otherwise (``**other``, a computed key, another value)."""
+    found = {
+        tuple(k.value for k in v.keys)
+        if isinstance(v, gast.Dict) and all(isinstance(k, gast.Constant) for k in v.keys)
+        else None
+        for v in values
+    }
+    if len(found) != 1 or None in found:
         return None
     keys = found.pop()
     return keys if len(set(keys)) == len(keys) else None

@@ -61,6 +61,7 @@ from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.contexts import inline_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.folding import constant_of, fold_block
+from srcad.transform.normalize.helper_results import shared_keys
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.stars import spread_call
 from srcad.transform.normalize.updates import functional_updates
@@ -820,17 +821,8 @@ def _dicts_as_tuples(exits: list[gast.stmt], result: str) -> tuple | None:
         and isinstance(node.targets[0], gast.Name)
         and node.targets[0].id == result
     ]
-    found = {
-        tuple(k.value for k in a.value.keys)
-        if isinstance(a.value, gast.Dict)
-        and all(isinstance(k, gast.Constant) for k in a.value.keys)
-        else None
-        for a in assigned
-    }
-    if len(found) != 1 or None in found:
-        return None
-    keys = found.pop()
-    if len(set(keys)) != len(keys):
+    keys = shared_keys([a.value for a in assigned])
+    if keys is None:
         return None
     for a in assigned:
         a.value = gast.copy_location(build.tuple_(a.value.values), a.value)
