@@ -58,6 +58,20 @@ def pick(p, q):
     return q
 
 
+def pick_tried(p, q):
+    try:
+        r = q
+    except ValueError:
+        r = p
+    return r
+
+
+def raising(p, flag):
+    if flag:
+        raise ValueError("taken")
+    return p * 0.5
+
+
 def pair(p, q):
     s = np.sin(p)
     return s * q, p - q * 0.25
@@ -346,6 +360,8 @@ FAMILIES = {
     "an element update of a global", "a Python float reduced by NumPy",
     "a sequence of an array's rows",
     "a sub-tree and a display passed together",
+    "gradients of updating functions in a try body", "comprehensions in a try body",
+    "a helper returning its argument from a try body", "local functions raising in a try body",
 }  # fmt: skip
 
 
@@ -788,6 +804,30 @@ class ProgramWriter:
             self.loops += 1
             t = f"tr{self.loops}"
             made = []
+            body = [f"    {t} = {p}"]
+            # (second-order seeds check a third derivative every second time: more often)
+            pick = self.rng.random() * (0.5 if self.second_order else 1.0)
+            if self.helpers and pick < 0.3:
+                # the gradient of a function updating an array in place, called in the body
+                # (passes run before 'try' is lowered once skipped its statements: a wrong
+                # third derivative, seed 4300272)
+                self.constructs.add("gradients of updating functions in a try body")
+                body = [f"    {t} = np.cos({p}) * grad_upd({p})"]
+            elif self.helpers and pick < 0.6:
+                # a comprehension in the body, whose helper may raise (it was moved out of
+                # the body: the exception escaped the handler)
+                self.constructs.add("comprehensions in a try body")
+                flag = self.threshold(names, -2, 2)
+                body = [
+                    f"    {t}f = {flag}",
+                    f"    {t} = sum([raising(v, {t}f) for v in ({p}, {q} * 0.25)])",
+                ]
+                if self.rng.random() < 0.5:
+                    # a local function that may raise, called in the body (written out
+                    # before the 'try' until stop 29: the exception escaped the handler)
+                    self.constructs.add("local functions raising in a try body")
+                    self.locals.add("halved")
+                    body[1] = f"    {t} = halved({p}, {t}f) + {q} * 0.25"
             if self.rng.random() < 0.3:
                 # an array the body makes and updates (accepted: no name outside sees it)
                 self.constructs.add("arrays made and updated in a try body")
@@ -801,7 +841,7 @@ class ProgramWriter:
                 [
                     "try:",
                     *made,
-                    f"    {t} = {p}",
+                    *body,
                     f"    if {self.threshold(names, -2, 2)}:",
                     '        raise ValueError("taken")',
                     "except ValueError:",
@@ -1096,7 +1136,12 @@ class ProgramWriter:
         if len(self.shape) == 2:
             views += ["u[0]", "np.swapaxes(u, 0, 1)"]
         view = rng.choice(views)
-        same = view in ("u", "u[::-1]", "np.asanyarray(u)") or (
+        if self.helpers and rng.random() < 0.15:
+            # a helper handing back its argument from a 'try' body (not known to until
+            # stop 29: the update through it was silently lost)
+            self.constructs.add("a helper returning its argument from a try body")
+            view = "pick_tried(x, u)"
+        same = view in ("u", "u[::-1]", "np.asanyarray(u)", "pick_tried(x, u)") or (
             view in ("u.T", "np.transpose(u)") and len(self.shape) == 1
         )
         index = self.index(names)
@@ -1484,6 +1529,12 @@ class ProgramWriter:
             "sq": ["    def sq(v):", "        return v * v * 0.5"],
             "cube": ["    cube = lambda v: v * 0.25 + np.sin(v) * v"],
             "mk": ["    def mk(k):", "        return lambda v: np.sin(v) * k + v"],
+            "halved": [
+                "    def halved(v, flag):",
+                "        if flag:",
+                '            raise ValueError("taken")',
+                "        return v * 0.5",
+            ],
         }
         for name in sorted(self.locals):
             lines += local[name]

@@ -190,6 +190,42 @@ def test_reading_the_loop_variable_after_the_loop_is_refused():
         srcad.grad(reads_loop_variable_after)(np.ones(2))
 
 
+def throwaway_loop_variable(x):
+    y = x * 1.0
+    for _ in range(3):
+        y = np.sin(y) * 0.9 + x
+    _ = np.cos(x)  # the same throwaway name, assigned outside the loop
+    return np.sum(y * y)
+
+
+def loop_variable_reused(x):
+    i = 0
+    y = x
+    for i in range(2):
+        y = y * x[i]
+    for i in range(3):  # noqa: B007
+        y = np.tanh(y)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [throwaway_loop_variable, loop_variable_reused])
+def test_a_loop_variable_also_assigned_outside_its_loops_but_never_read_there(f):
+    # each loop gets a variable of its own (refused until stop 29)
+    assert srcad.check_grad(f, np.array([0.3, -0.5, 0.9]), modes=("rev", "fwd"), order=2) < 1e-6
+
+
+def reads_a_reused_loop_variable(x):
+    i = 2
+    for i in range(1):  # noqa: B007
+        x = x * 2.0
+    return np.sum(x) * i
+
+
+def test_a_loop_variable_assigned_outside_and_read_after_is_refused():
+    with pytest.raises(srcad.TransformError, match="also assigned outside the loop header"):
+        srcad.grad(reads_a_reused_loop_variable)(np.ones(2))
+
+
 def test_unsupported_iterables_are_refused():
     with pytest.raises(srcad.TransformError, match="loops over"):
         srcad.grad(cf.over_reversed)(np.ones(3))

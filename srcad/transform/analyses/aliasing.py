@@ -272,6 +272,17 @@ def carry(
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)
                 aliases.merge(other)
+            elif isinstance(stmt, gast.Try):
+                # (a helper's own code: ``try`` is lowered only in the function transformed)
+                # the handler may start after any statement of the body
+                entry = aliases.copy()
+                for inner in stmt.body:
+                    aliases = walk([inner], loops, aliases, final)
+                    entry.merge(aliases)
+                aliases = walk(stmt.orelse, loops, aliases, final)
+                for handler in stmt.handlers:
+                    aliases.merge(walk(handler.body, loops, entry.copy(), final))
+                aliases = walk(stmt.finalbody, loops, aliases, final)
             elif isinstance(stmt, (gast.Break, gast.Continue)) and jumps:
                 jumps[-1][type(stmt)].merge(aliases)
             elif isinstance(stmt, (gast.For, gast.While)) and _turns(stmt) == 0:

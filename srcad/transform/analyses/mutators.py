@@ -423,7 +423,9 @@ def _python_function(callee: object) -> object | None:
         if inspect.isfunction(inner) and not inspect.isfunction(callee):
             callee = inner
             break
-    if inspect.isfunction(callee) and not _is_library(callee):
+    # (the standard library's too: copy.deepcopy's own code keeps its argument in a memo,
+    # inside a 'try' body, which is no change of the array)
+    if inspect.isfunction(callee) and not (_is_library(callee) or is_library_function(callee)):
         return callee
     return None
 

@@ -300,6 +300,15 @@ def _inline_block(body, locals_, namer, source) -> list[gast.stmt]:
             stmt.orelse = _inline_block(stmt.orelse, locals_, namer, source)
             out.append(stmt)
             continue
+        if isinstance(stmt, gast.Try):
+            # a call in the body is written out there: its exceptions stay the handler's
+            stmt.body = _inline_block(stmt.body, locals_, namer, source)
+            for handler in stmt.handlers:
+                handler.body = _inline_block(handler.body, locals_, namer, source)
+            stmt.orelse = _inline_block(stmt.orelse, locals_, namer, source)
+            stmt.finalbody = _inline_block(stmt.finalbody, locals_, namer, source)
+            out.append(stmt)
+            continue
         made = _made_function(stmt, locals_)
         if made is not None:
             out.extend(_make(stmt, made, locals_, namer, source))

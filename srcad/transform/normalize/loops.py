@@ -24,7 +24,7 @@ from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.folding import constant_of
-from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
+from srcad.transform.normalize.walk import RenameNames, all_statements, own_parts, rewrite_bodies
 
 _ITERATORS = {builtins.reversed, builtins.map, builtins.filter, builtins.iter}
 
@@ -283,6 +283,7 @@ def _once(expr: gast.expr, stored: set[str], namer: Namer, before: list[gast.stm
 
 def desugar_loops(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
     """Rewrite every ``for`` loop of ``tree`` into a loop over ``range`` (see module doc)."""
+    _own_loop_variables(tree, namer)
     loops = _Loops(source, namer, _range_names(tree, source))
     loops.range_targets = {
         stmt.target.id
@@ -344,6 +345,33 @@ def _popped(value: gast.expr) -> bool:
 
 def _none(value: gast.expr) -> bool:
     return isinstance(value, gast.Constant) and value.value is None
+
+
+def _own_loop_variables(tree: gast.FunctionDef, namer: Namer) -> None:
+    """A loop variable the function also assigns outside the loops over it, and reads only
+    inside them (``for _ in ...`` beside ``_ = f()``), renamed in each such loop: the loop
+    owns its variable (nothing outside reads the value it leaves)."""
+    loops = [
+        s
+        for s in all_statements(tree.body)
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name)
+    ]
+    args = tree.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    for name in sorted({loop.target.id for loop in loops} - params):
+        mine = [loop for loop in loops if loop.target.id == name]
+        inside = {id(n) for loop in mine for n in gast.walk(loop)}
+        outside = [
+            n
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Name) and n.id == name and id(n) not in inside
+        ]
+        if not outside or any(not isinstance(n.ctx, gast.Store) for n in outside):
+            continue
+        nested = {id(n) for loop in mine for n in gast.walk(loop) if n is not loop}
+        for loop in mine:
+            if id(loop) not in nested:  # a loop inside another over it shares its variable
+                RenameNames({name: namer.fresh(name.strip("_") or "turn")}).visit(loop)
 
 
 def _check_loop_variable(loop: gast.For, tree: gast.FunctionDef, source: Source) -> None:

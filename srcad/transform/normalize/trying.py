@@ -133,6 +133,8 @@ def _updated_in_place(node: gast.AST, source: Source, local: set[str]) -> gast.e
     return None if found is None else found.target
 
 
+#: displays: a new container (whose elements another name may share)
+_DISPLAYS = (gast.List, gast.Dict, gast.Set)
 #: NumPy's functions whose result is new memory, which no other name can share
 _ALLOCATORS = {
     "zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like", "full", "full_like",
@@ -150,14 +152,17 @@ def _fresh(value: gast.expr, source: Source, local: set[str]) -> bool:
     return module in ("numpy", "cupy") and getattr(callee, "__name__", None) in _ALLOCATORS
 
 
-def _made_in_body(changed: gast.expr, stmt: gast.Try, source: Source, local: set[str]) -> bool:
+def _made_in_body(
+    changed: gast.expr, stmt: gast.Try, source: Source, local: set[str], itself: bool = False
+) -> bool:
     """Whether the array an in-place update in the body of ``stmt`` changes was made by the
     body, anew each time it runs (its name is first met in the body as a statement of the
     body's own binding it to new memory, and the body binds it to nothing else): no name
     from outside the body sees the update, so a body failing after it leaves nothing half
     done that the handler or later code reads (the names the body binds are checked
     below). Helpers written out inside a ``try`` (a derivative's code, second order) build
-    their arrays so."""
+    their arrays so. ``itself``: the update changes the container named (``xs.append``),
+    so a display made in the body counts as new memory too."""
     while isinstance(changed, (gast.Subscript, gast.Attribute)):
         changed = changed.value
     if not isinstance(changed, gast.Name):
@@ -176,7 +181,7 @@ def _made_in_body(changed: gast.expr, stmt: gast.Try, source: Source, local: set
         and len(n.targets) == 1
         and isinstance(n.targets[0], gast.Name)
         and n.targets[0].id == name
-        and _fresh(n.value, source, local)
+        and (_fresh(n.value, source, local) or (itself and isinstance(n.value, _DISPLAYS)))
     ]
     if len(fresh) != len(stores):
         return False  # bound in the body to memory that may be shared
@@ -218,7 +223,10 @@ def _check_discarded(stmt: gast.Try, tree: gast.FunctionDef, source: Source) -> 
     local = local_names(tree)
     for node in (n for s in stmt.body for n in gast.walk(s)):
         changed = _updated_in_place(node, source, local)
-        if changed is not None and not _made_in_body(changed, stmt, source, local):
+        # ``xs.append(v)`` changes the list alone (a comprehension lowered in the body
+        # fills one): a display made in the body is memory of its own
+        itself = isinstance(changed, gast.Name) and isinstance(node, gast.Call)
+        if changed is not None and not _made_in_body(changed, stmt, source, local, itself):
             raise source.error(
                 "an in-place update inside a 'try' body is not supported: when the body "
                 "fails after it, the handler would see it half done; build a new value",

@@ -21,6 +21,14 @@ def rewrite_bodies(body: list[gast.stmt], rewrite: BodyRewrite) -> list[gast.stm
         if isinstance(stmt, _COMPOUND):
             stmt.body = rewrite_bodies(stmt.body, rewrite)
             stmt.orelse = rewrite_bodies(stmt.orelse, rewrite)
+        elif isinstance(stmt, gast.Try):
+            # passes that run before ``try`` is lowered (and on generated code differentiated
+            # again, which keeps it) must see its statements too
+            stmt.body = rewrite_bodies(stmt.body, rewrite)
+            for handler in stmt.handlers:
+                handler.body = rewrite_bodies(handler.body, rewrite)
+            stmt.orelse = rewrite_bodies(stmt.orelse, rewrite)
+            stmt.finalbody = rewrite_bodies(stmt.finalbody, rewrite)
     return rewrite(body)
 
 
@@ -28,6 +36,8 @@ def nested_bodies(stmt: gast.stmt) -> list[list[gast.stmt]]:
     """The statement lists directly inside a compound statement."""
     if isinstance(stmt, _COMPOUND):
         return [stmt.body, stmt.orelse]
+    if isinstance(stmt, gast.Try):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
     return []
 
 
@@ -37,6 +47,8 @@ def own_parts(stmt: gast.stmt) -> list[gast.AST]:
         return [stmt.test]
     if isinstance(stmt, gast.For):
         return [stmt.target, stmt.iter]
+    if isinstance(stmt, gast.Try):
+        return [part for h in stmt.handlers for part in (h.type, h.name) if part is not None]
     return [stmt]
 
 
