@@ -90,6 +90,17 @@ def uses_a_constant_jacobian(x):
     return np.sum(srcad.jacobian(vector)(X) @ x)
 
 
+def holds_derivatives_in_names(x):
+    # as JAX code writes it: the derivative made once, then called (the call was refused
+    # as "no adjoint rule for g" until stop 29)
+    g = srcad.grad(scalar)
+    J = srcad.jacobian(g)
+    H = srcad.hessian(scalar)
+    value_and_gradient = srcad.value_and_grad(scalar)
+    v, d = value_and_gradient(x)
+    return np.sum(J(x) @ np.sin(x)) + np.sum(g(x) * x) + np.sum(H(x) * W[0]) + v * np.sum(d)
+
+
 ONE = [
     uses_jacobian,
     uses_hessian,
@@ -97,6 +108,7 @@ ONE = [
     uses_vjp,
     uses_jacobian_of_jacobian,
     uses_a_constant_jacobian,
+    holds_derivatives_in_names,
 ]
 TWO = [
     uses_jacobian_of_two,
@@ -202,3 +214,21 @@ def test_forms_not_written_out_are_refused_by_name(f, words):
     for derivative in (srcad.grad(f), lambda *a: srcad.jvp(f, a, (X, *([Y] * (len(a) - 1))))):
         with pytest.raises(srcad.TransformError, match=words):
             derivative(*args)
+
+
+def sine(v):
+    return np.sin(v)
+
+
+def cosine(v):
+    return np.cos(v)
+
+
+def calls_a_function_chosen_on_a_branch(x):
+    g = sine if np.sum(x) > 0 else cosine
+    return np.sum(g(x))
+
+
+def test_a_function_held_in_a_local_bound_on_a_branch_is_refused_by_name():
+    with pytest.raises(srcad.TransformError, match="held in a local variable"):
+        srcad.grad(calls_a_function_chosen_on_a_branch)(X)

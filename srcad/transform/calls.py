@@ -578,7 +578,34 @@ def _method(obj: Any, name: str, where: tuple = ()) -> Callable:
             f"@srcad.tangent), or wrap the call in a function given srcad.custom_vjp; "
             f"{RULES_HELP}"
         )
+    static = isinstance(inspect.getattr_static(type(obj), name, None), staticmethod)
+    _refuse_changed_arguments(func, type(obj).__name__, name, where, static)
     return func
+
+
+def _refuse_changed_arguments(
+    func: Callable, owner: str, name: str, where: tuple, static: bool = False
+) -> None:
+    """A method changing an array argument in place is refused, as a function of the
+    user's is where it is called (its derivative would change a copy, where the function
+    changes the caller's array); the class, so the method, is known only now."""
+    from srcad.errors import UnsupportedConstructError
+    from srcad.transform.analyses.mutators import changed_parameters
+
+    params = list(inspect.signature(func).parameters)
+    for param, (_, place) in changed_parameters(func).items():
+        if params and param == params[0] and not static:
+            continue  # (the object itself: its own state)
+        filename, lineno, col, text = where or (None, None, None, None)
+        raise UnsupportedConstructError(
+            f"{owner}.{name}() changes its argument '{param}' in place ({place}); srcad "
+            "differentiates methods that leave their arguments unchanged: return a new "
+            "array instead",
+            filename=filename,
+            lineno=lineno,
+            col=col,
+            source_line=text,
+        )
 
 
 def generated_call(obj: Any) -> str | None:

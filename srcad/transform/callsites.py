@@ -185,6 +185,12 @@ def differentiated_arguments(
     # call_arguments passes them); each differentiated as a whole
     packed: dict[str, tuple[int, list]] = {}
     if star:
+        if not all(isinstance(v, gast.AST) for v in extra):
+            raise source.error(
+                f"{op.label}: a functools.partial binding positional arguments of a function "
+                "taking *args is not supported yet; call the function itself",
+                where,
+            )
         structures += ((len(params), ("tuple", tuple, len(extra), (leaf,) * len(extra))),)
         packed[star] = (len(params), list(extra))
     if stars:

@@ -114,6 +114,13 @@ def _advice(op: Any) -> str:
             "object of another class is opaque to it: make its class a @dataclass, or pass "
             "its arrays as arguments"
         )
+    if not callable(callee) and re.fullmatch(r"[A-Za-z_]\w*", op.label) and op.label[0] != "_":
+        # (a call of a local variable: what it holds is known only at run time)
+        return (
+            "the function called here is held in a local variable, which srcad cannot "
+            "follow (bound more than once or on a branch); call the function by its own "
+            "name, or bind the variable once (g = srcad.grad(h), assigned once, is followed)"
+        )
     if callable(callee) and not getattr(callee, "__qualname__", None):
         if inspect.isfunction(getattr(type(callee), "__call__", None)):  # noqa: B004
             return (

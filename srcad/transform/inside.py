@@ -150,6 +150,7 @@ def _bind(fold: Any, node: gast.Call, composition: Composition) -> gast.AST:
     function: srcad reads its function)."""
     name = fold.namer.bind_global(composition, composition.__name__)
     fold.source.namespace[name] = composition
+    fold.made.add(name)
     fold.changed = True
     return gast.copy_location(gast.Name(name, gast.Load(), None, None), node)
 

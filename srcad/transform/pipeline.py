@@ -185,6 +185,10 @@ def transform(
     inner = getattr(func, "__srcad_snapshot__", None)
     if inner is not None:  # a derivative's code differentiated again: still current too
         reads.append((inner, "", inner))
+    if not structures and mode != "jvp":
+        # the function's own default values are given to the code once compiled: written
+        # out, ``buf=np.zeros(3)`` would run when the code is compiled, in its namespace
+        _defaults_given_later(functions[0])
     for function in functions:
         optimize(function, namer)
         restore_try(function, getanno(tree, "attempted"), namer)
@@ -206,6 +210,21 @@ def transform(
     returns_value = getanno(functions[0], "returns_value") is not False
     snapshot = Snapshot(func, free, reads, getanno(tree, "inlined") or ())
     return Generated(compiled[0], text, params, wrt_names, snapshot, backward, returns_value)
+
+
+def _defaults_given_later(function: gast.FunctionDef) -> None:
+    """Each default value of ``function``'s signature that is not a constant a placeholder
+    (see :func:`transform`); constants stay, to be read."""
+
+    def placeholder(default: gast.expr | None) -> gast.expr | None:
+        number = isinstance(default, gast.UnaryOp) and isinstance(default.operand, gast.Constant)
+        if default is None or isinstance(default, gast.Constant) or number:
+            return default
+        return gast.Constant(value=None, kind=None)
+
+    args = function.args
+    args.defaults = [placeholder(d) for d in args.defaults]
+    args.kw_defaults = [placeholder(d) for d in args.kw_defaults]
 
 
 def _with_helpers_errstate(

@@ -66,6 +66,36 @@ def pick_tried(p, q):
     return r
 
 
+def pick_either(p, q):
+    if np.sum(p) > 100.0:
+        r = p
+    else:
+        r = q
+    return r
+
+
+def offset_by(p, shift=np.ones(1) * 0.25):
+    return p + shift * np.tanh(p)
+
+
+def second_of(*args):
+    return args[1]
+
+
+class Keeper:
+    def fetch(self, q):
+        return q
+
+
+def swapped(p, q):
+    return q, p
+
+
+def pick_quiet(p, q):
+    with np.errstate(all="ignore"):
+        return q
+
+
 def raising(p, flag):
     if flag:
         raise ValueError("taken")
@@ -362,6 +392,9 @@ FAMILIES = {
     "a sub-tree and a display passed together",
     "gradients of updating functions in a try body", "comprehensions in a try body",
     "a helper returning its argument from a try body", "local functions raising in a try body",
+    "a helper returning its argument from a with body", "a helper returning one of two arguments",
+    "views through displays, conditionals and conj", "a helper returning its argument in a tuple",
+    "arguments returned through *args and methods", "defaults made by a call",
 }  # fmt: skip
 
 
@@ -600,6 +633,11 @@ class ProgramWriter:
                 or (not self.helpers and ("tripled_at" in form or "row_total" in form))
             ):
                 form = "np.sin({})"
+            if form.startswith("helper(") and rng.random() < 0.2:
+                # a default value made by a call (a NameError from inside srcad until
+                # stop 29: the generated signature wrote it out)
+                self.constructs.add("defaults made by a call")
+                form = "offset_by({})"
             if form.startswith(("smooth", "checked", "soft", "blend")):
                 self.constructs.add("custom rules and checkpoints")
             if ("tripled_at" in form or "row_total" in form) and rng.random() < 0.75:
@@ -917,6 +955,11 @@ class ProgramWriter:
                 [f"{first} = pairdot({r})", f"{second} = {r}[1] * 0.5"],
             ]
             out.append(reads[form])
+        elif rng.random() < 0.2:
+            # the helper hands back u itself inside its tuple (not known to until stop 29:
+            # an update of u after it was silently missed)
+            self.constructs.add("a helper returning its argument in a tuple")
+            out.append([f"{first}, {second} = swapped({p}, u)"])
         else:
             out.append([f"{first}, {second} = {helper}({p}, {q})"])
         return out
@@ -1136,13 +1179,55 @@ class ProgramWriter:
         if len(self.shape) == 2:
             views += ["u[0]", "np.swapaxes(u, 0, 1)"]
         view = rng.choice(views)
-        if self.helpers and rng.random() < 0.15:
+        if rng.random() < 0.25:
+            # an element of a display, a conditional expression, conj of a real array,
+            # NumPy 2's copy=None (each silently missed until stop 29)
+            self.constructs.add("views through displays, conditionals and conj")
+            view = rng.choice(
+                [
+                    "(u, x)[0]",
+                    "[x, u][-1]",
+                    f"u if {self.threshold(names, -2, 2)} else u[::-1]",
+                    "u.conj()",
+                    "np.array(u, copy=None)",
+                ]
+            )
+        if self.helpers and rng.random() < 0.4:
             # a helper handing back its argument from a 'try' body (not known to until
             # stop 29: the update through it was silently lost)
-            self.constructs.add("a helper returning its argument from a try body")
-            view = "pick_tried(x, u)"
-        same = view in ("u", "u[::-1]", "np.asanyarray(u)", "pick_tried(x, u)") or (
-            view in ("u.T", "np.transpose(u)") and len(self.shape) == 1
+            form = rng.random()
+            if form < 0.25:
+                self.constructs.add("a helper returning its argument from a try body")
+                view = "pick_tried(x, u)"
+            elif form < 0.5:  # (the same walkers skipped a 'with' body: silently wrong too)
+                self.constructs.add("a helper returning its argument from a with body")
+                view = "pick_quiet(x, u)"
+            elif form < 0.75:
+                # either argument, on two paths (only the first was known to until stop 29)
+                self.constructs.add("a helper returning one of two arguments")
+                view = "pick_either(x, u)"
+            else:
+                # through *args, or a method of an object made here (stop 29 too)
+                self.constructs.add("arguments returned through *args and methods")
+                view = rng.choice(["second_of(x, u)", "Keeper().fetch(u)"])
+        same = (
+            view
+            in (
+                "u",
+                "u[::-1]",
+                "np.asanyarray(u)",
+                "(u, x)[0]",
+                "[x, u][-1]",
+                "u.conj()",
+                "np.array(u, copy=None)",
+                "pick_tried(x, u)",
+                "pick_quiet(x, u)",
+                "pick_either(x, u)",
+                "second_of(x, u)",
+                "Keeper().fetch(u)",
+            )
+            or view.startswith("u if")
+            or (view in ("u.T", "np.transpose(u)") and len(self.shape) == 1)
         )
         index = self.index(names)
         update = rng.choice(

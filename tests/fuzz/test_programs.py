@@ -77,7 +77,7 @@ REFUSALS = [
     r"in-place update of '\w+', which (may share|shares) memory with",
     # the same through a helper that may return the array it was given (documented in
     # docs/guide.md, In-place updates)
-    r"'\w+' may return the array '\w+' passed to it",
+    r"'[\w.()]+' may return the array '\w+' passed to it",
     # dicts srcad cannot follow: made twice, a key that may or may not be there
     r"the dict '\w+' (is assigned more than once|may or may not hold the key)",
     # a name bound to different parts of a pytree argument on two paths (docs/supported.md)

@@ -16,6 +16,11 @@ VIEWS = [
     "np.moveaxis(u[None], 0, 1)", "np.asanyarray(u)", "np.ascontiguousarray(u)",
     "u.astype(u.dtype, copy=False)", "np.split(u, 3)[0]", "np.array_split(u, 2)[1]",
     "u[1:][::-1]", "u[None].swapaxes(0, 1)", "np.squeeze(u[None])", "u.reshape(3)", "u.T",
+    # (silently wrong until stop 29: an element of a display, a conditional expression,
+    # conj of a real array, NumPy's other view functions)
+    "(u, x)[0]", "[x, u][1]", "{'k': u}['k']", "tuple((u, x))[0]", "u if x[0] > -9.0 else x",
+    "(u or x)", "u.conj()", "np.lib.stride_tricks.sliding_window_view(u, 1)[:, 0]",
+    "np.array(u, copy=None)", "np.asarray_chkfinite(u)",
 ]  # fmt: skip
 
 

@@ -8,14 +8,20 @@ from collections.abc import Callable
 
 import gast
 
-_VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes", "diagonal"}
+#: (``conj``/``conjugate`` of a real array is the array itself)
+_VIEW_METHODS = {
+    "reshape", "ravel", "transpose", "squeeze", "view", "swapaxes", "diagonal", "conj",
+    "conjugate",
+}  # fmt: skip
 _VIEW_FUNCTIONS = {
     "reshape", "ravel", "transpose", "squeeze", "expand_dims", "broadcast_to",
     "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
     "moveaxis", "swapaxes", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
     "flip", "fliplr", "flipud", "rot90", "real", "imag", "permute_dims", "matrix_transpose",
     # several views: np.split(u, 3)[0], a, b = np.split(u, 2)
-    "split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays", "unstack",
+    # (np.diag of a matrix is its diagonal, a view; stride tricks view by design)
+    "diag", "sliding_window_view", "as_strided", "real_if_close", "asarray_chkfinite",
 }  # fmt: skip
 _VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
 #: names an array module goes by: ``np.ravel(u)`` views ``u``, while ``a.ravel()`` views ``a``
@@ -38,8 +44,13 @@ def viewed_names(value: gast.expr) -> set[str]:
     ``f`` is NumPy, of ``f`` if it is an array (both, when the syntax cannot tell)."""
     if isinstance(value, gast.Name):
         return {value.id}
+    if isinstance(value, gast.IfExp):  # ``a if c else b``: either
+        return viewed_names(value.body) | viewed_names(value.orelse)
+    if isinstance(value, gast.BoolOp):  # ``a or b`` is one of its operands
+        return {name for part in value.values for name in viewed_names(part)}
     if isinstance(value, gast.Subscript):
-        return viewed_names(value.value)
+        # (an element of a display is the array put there: ``(a, b)[0]`` is ``a``)
+        return held_names(value.value)
     if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
         return viewed_names(value.value)
     if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
@@ -67,10 +78,12 @@ def unpacked_names(target: gast.expr) -> list[str]:
 
 
 def _no_copy(call: gast.Call) -> bool:
-    """``copy=False`` among the keywords (``a.astype(t, copy=False)``, ``np.array(a, copy=
-    False)``): the result may be the array itself."""
+    """``copy=False`` (or NumPy 2's ``copy=None``) among the keywords (``a.astype(t,
+    copy=False)``, ``np.array(a, copy=None)``): the result may be the array itself."""
     return any(
-        kw.arg == "copy" and isinstance(kw.value, gast.Constant) and kw.value.value is False
+        kw.arg == "copy"
+        and isinstance(kw.value, gast.Constant)
+        and (kw.value.value is False or kw.value.value is None)
         for kw in call.keywords
     )
 
@@ -239,13 +252,13 @@ def carry(
     body: list[gast.stmt],
     visit: Visit,
     aliases: Aliases | None = None,
-    returned: Callable[[gast.Call], str | None] | None = None,
+    returned: Callable[[gast.Call], set[str]] | None = None,
 ) -> Aliases:
     """Carry ``aliases`` through ``body`` in program order and call ``visit(stmt, loops,
     aliases)`` before each statement takes effect (on a loop's last round: the state then
     holds what any turn can bring). A branch or loop may not run its body, or may run it
     again: the pairs of every path count after it; ``break``/``continue`` end a turn too.
-    ``returned(call)`` names the variable whose array a call may return (a user function
+    ``returned(call)`` names the variables whose arrays a call may return (a user function
     handing back its argument), if any."""
     jumps: list[dict[type, Aliases]] = []  # per enclosing loop: the states at break/continue
 
@@ -259,19 +272,21 @@ def carry(
             elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
                 aliases.assign(stmt.target.id, gast.Constant(value=None, kind=None))
             elif isinstance(stmt, gast.Assign):
-                given = None
+                given: set[str] = set()
                 if returned is not None and isinstance(stmt.value, gast.Call):
                     given = returned(stmt.value)
                 for target in stmt.targets:
                     # a, b = np.split(u, 2): each name may view what the value views
                     for name in unpacked_names(target):
                         aliases.assign(name, stmt.value)
-                        if given is not None and given != name:
-                            aliases.link(name, {given})
+                        if given - {name}:
+                            aliases.link(name, given - {name})
             elif isinstance(stmt, gast.If):
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)
                 aliases.merge(other)
+            elif isinstance(stmt, gast.With):
+                aliases = walk(stmt.body, loops, aliases, final)  # (a helper's own code)
             elif isinstance(stmt, gast.Try):
                 # (a helper's own code: ``try`` is lowered only in the function transformed)
                 # the handler may start after any statement of the body
@@ -371,8 +386,15 @@ def with_arguments(params: list[str]) -> Aliases:
 
 
 def argument_of(aliases: Aliases, name: str | None, params: list[str]) -> str | None:
-    """The parameter whose argument's memory ``name`` may denote here."""
+    """The parameter whose argument's memory ``name`` may denote here (the first)."""
+    found = arguments_of(aliases, name, params)
+    return found[0] if found else None
+
+
+def arguments_of(aliases: Aliases, name: str | None, params: list[str]) -> list[str]:
+    """Every parameter whose argument's memory ``name`` may denote here (``r`` bound to
+    ``p`` on one path and to ``q`` on another may denote either)."""
     if name is None:
-        return None
+        return []
     shared = aliases.others(name)
-    return next((p for p in params if memory_of(p) in shared), None)
+    return [p for p in params if memory_of(p) in shared]

@@ -17,8 +17,9 @@ import numpy as np
 from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import (
     Aliases,
-    argument_of,
+    arguments_of,
     carry,
+    held_names,
     viewed_name,
     with_arguments,
 )
@@ -449,8 +450,10 @@ def _helper_mutation(call: gast.Call, callee: object, what: str) -> Mutation | N
     except TypeError:
         return None
     for name, (kind, where) in changed.items():
-        arg = bound.arguments.get(name)
-        if isinstance(arg, gast.AST) and _names_memory(arg):
+        arg = next(
+            (a for a in _argument_nodes(bound.arguments.get(name)) if _names_memory(a)), None
+        )
+        if arg is not None:
             return Mutation(
                 REFUSED,
                 arg,
@@ -516,7 +519,10 @@ def _summarize(func: object) -> _Summary:
         return _NOTHING
     tree = source.tree
     local = local_names(tree)
-    params = [a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs]
+    args = tree.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    # (``*args``/``**kwargs``: their elements are the arguments given there)
+    params += [a.id for a in (args.vararg, args.kwarg) if a is not None]
     # flow-sensitive: a local rebound to a new array (``h = h @ W``) no longer views its
     # argument, and statements that never run do not count
     aliases = with_arguments(params)
@@ -528,16 +534,16 @@ def _summarize(func: object) -> _Summary:
 
     def visit(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
         def note(expr: gast.expr, kind: str, node: gast.AST) -> None:
-            root = argument_of(aliases, _memory_name(expr), params)
-            if root is not None and root not in summary.changed:
-                summary.changed[root] = (kind, place(node))
+            for root in arguments_of(aliases, _memory_name(expr), params):
+                summary.changed.setdefault(root, (kind, place(node)))
 
         if isinstance(stmt, gast.Return) and stmt.value is not None:
             value = stmt.value
-            name = given(value) if isinstance(value, gast.Call) else None
-            root = argument_of(aliases, name or viewed_name(value), params)
-            if root is not None:
-                summary.returned.setdefault(root, place(stmt))
+            names = given(value) if isinstance(value, gast.Call) else set()
+            # (a display returned: each of its elements, ``return q, p``)
+            for name in sorted(names or held_names(value)):
+                for root in arguments_of(aliases, name, params):
+                    summary.returned.setdefault(root, place(stmt))
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
             for target in targets:
@@ -553,39 +559,71 @@ def _summarize(func: object) -> _Summary:
                         augmented = found.kind == AUGMENTED or found.detail.get("augmented")
                         note(found.target, AUGMENTED if augmented else found.kind, node)
 
-    def given(call: gast.Call) -> str | None:
+    def given(call: gast.Call) -> set[str]:
         # a helper's helper may hand back the array in turn
-        found = returned_argument(call, source, local)
-        return found[0] if found is not None else None
+        return {name for name, _ in returned_arguments(call, source, local)}
 
     carry(tree.body, visit, aliases, given)
     return summary
 
 
-def returned_argument(call: gast.Call, source: Source, local: set[str]) -> tuple[str, str] | None:
-    """``(name, 'file:line')`` when ``call`` runs a user function that may return the
-    array of the variable ``name`` passed to it (or a view of it)."""
+def returned_arguments(call: gast.Call, source: Source, local: set[str]) -> list[tuple[str, str]]:
+    """Each ``(name, 'file:line')`` where ``call`` runs a user function that may return the
+    array of the variable ``name`` passed to it (or a view of it): all of them (a helper
+    returning one argument or another on two paths may hand back either)."""
     callee = source.resolve(call.func, local)
-    if callee is MISSING or is_library_function(callee):
-        return None
+    if callee is MISSING:
+        return _unseen_method_arguments(call, local)
+    if is_library_function(callee):
+        return []
     function = _python_function(callee)
     if function is None:
-        return None
+        return []
     returned = returned_parameters(function)
     if not returned:
-        return None
+        return []
     try:
         bound = own_signature(callee).bind_partial(
             *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         )
     except TypeError:
-        return None
+        return []
+    found = []
     for name, where in returned.items():
-        arg = bound.arguments.get(name)
-        memory = _memory_name(arg) if isinstance(arg, gast.AST) else None
-        if memory in local:
-            return memory, where
-    return None
+        for arg in _argument_nodes(bound.arguments.get(name)):
+            memory = _memory_name(arg)
+            if memory in local and memory not in [m for m, _ in found]:
+                found.append((memory, where))
+    return found
+
+
+def _argument_nodes(value: object) -> list[gast.AST]:
+    """The expressions a parameter was given: one, or those ``*args``/``**kwargs`` packed."""
+    if isinstance(value, gast.AST):
+        return [value]
+    if isinstance(value, tuple):
+        return [v for v in value if isinstance(v, gast.AST)]
+    if isinstance(value, dict):
+        return [v for v in value.values() if isinstance(v, gast.AST)]
+    return []
+
+
+def _unseen_method_arguments(call: gast.Call, local: set[str]) -> list[tuple[str, str]]:
+    """A method of an object whose class is known only when the function runs (not an
+    array's, nor a module's function): srcad cannot read it now, so any variable's array
+    passed to it may come back."""
+    func = call.func
+    if not isinstance(func, gast.Attribute) or hasattr(np.ndarray, func.attr):
+        return []
+    if isinstance(func.value, gast.Name) and func.value.id not in local:
+        return []  # (a module's function, or a global object's: resolved where it can be)
+    where = f"the class of its object is known only when the function runs: .{func.attr}()"
+    found = []
+    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+        memory = _memory_name(arg)
+        if memory in local and memory not in [m for m, _ in found]:
+            found.append((memory, where))
+    return found
 
 
 # ---- small helpers

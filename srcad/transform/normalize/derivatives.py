@@ -39,6 +39,37 @@ class _Fold(Transformer):
         self.source = source
         self.namer = namer
         self.changed = False
+        #: the globals this fold bound (derivative objects)
+        self.made: set[str] = set()
+        #: a local bound once to one of them (``g = srcad.grad(h)``) -> that global
+        self.aliases: dict[str, str] = {}
+        stores: dict[str, int] = {}
+        for node in gast.walk(source.tree):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        self.once = {name for name, count in stores.items() if count == 1}
+
+    def visit_Assign(self, node: gast.Assign) -> gast.AST:
+        self.generic_visit(node)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (
+            isinstance(target, gast.Name)
+            and target.id in self.once
+            and isinstance(node.value, gast.Name)
+            and node.value.id in self.made
+        ):
+            # ``g = srcad.grad(h)`` then ``g(x)``, as JAX code writes it: the calls read
+            # the derivative object itself
+            self.aliases[target.id] = node.value.id
+        return node
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        if isinstance(node.ctx, gast.Load) and node.id in self.aliases:
+            self.changed = True
+            return gast.copy_location(
+                gast.Name(self.aliases[node.id], gast.Load(), None, None), node
+            )
+        return node
 
     def visit_Call(self, node: gast.Call) -> gast.AST:
         self.generic_visit(node)
@@ -81,6 +112,7 @@ class _Fold(Transformer):
         target = getattr(args[0], "__name__", "f") if args else "f"
         name = self.namer.bind_global(derivative, f"{factory.__name__}_{target}")
         self.source.namespace[name] = derivative
+        self.made.add(name)
         self.changed = True
         return gast.copy_location(gast.Name(name, gast.Load(), None, None), node)
 
@@ -117,6 +149,8 @@ class _Fold(Transformer):
             return node.value
         if isinstance(node, gast.Tuple):
             return tuple(self.constant(e) for e in node.elts)
+        if isinstance(node, gast.Name) and node.id in self.made:
+            return self.source.namespace[node.id]
         value = self.source.resolve(node, local_names(self.source.tree))
         if value is MISSING:
             raise LookupError

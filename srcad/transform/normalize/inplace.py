@@ -19,13 +19,13 @@ from srcad.runtime import inplace
 from srcad.transform import build
 from srcad.transform.analyses.aliasing import (
     Aliases,
-    argument_of,
+    arguments_of,
     carry,
     unpacked_names,
     viewed_names,
     with_arguments,
 )
-from srcad.transform.analyses.mutators import returned_argument
+from srcad.transform.analyses.mutators import returned_arguments
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -66,12 +66,12 @@ def lower_setitems(tree: gast.FunctionDef, source: Source, namer: Namer) -> set[
         copy = source.bind(namer, inplace.copied, "copied")
         first = [
             gast.copy_location(build.assign(p, build.call(copy, build.load(p))), tree)
-            for p in sorted(set(inputs.values()))
+            for p in sorted(inputs)
         ]
         for stmt in first:
             setanno(stmt, "origin", stmt)
         tree.body = first + tree.body
-        updated.update(inputs.values())
+        updated.update(inputs)
     setanno(tree, "setitem", (helper, repeatable))
     return updated
 
@@ -147,20 +147,18 @@ def _updated_by_calls(tree: gast.FunctionDef, source: Source, local: set[str]) -
     }
 
 
-def _updates_of_arguments(tree: gast.FunctionDef) -> dict[int, str]:
-    """The element updates (by ``id``) that may write into an argument's memory, each with
-    that parameter: to a parameter, or a name that may view one, where the update runs
-    (``h = h @ W`` first makes ``h`` a new array)."""
+def _updates_of_arguments(tree: gast.FunctionDef) -> set[str]:
+    """The parameters whose argument's memory an element update may write into: the
+    update is to a parameter, or to a name that may view one (or one of several), where
+    the update runs (``h = h @ W`` first makes ``h`` a new array)."""
     args = tree.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    found: dict[int, str] = {}
+    found: set[str] = set()
 
     def visit(stmt: gast.stmt, loops: list[gast.stmt], aliases: Aliases) -> None:
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
         if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-            param = argument_of(aliases, target.value.id, params)
-            if param is not None:
-                found[id(stmt)] = param
+            found.update(arguments_of(aliases, target.value.id, params))
 
     carry(tree.body, visit, with_arguments(params))
     return found
@@ -176,8 +174,7 @@ def alias_groups(
         if isinstance(stmt, gast.Assign):
             viewed = viewed_names(stmt.value)
             if not viewed and isinstance(stmt.value, gast.Call):
-                returned = returned_argument(stmt.value, source, local)
-                viewed = {returned[0]} if returned is not None else set()
+                viewed = {name for name, _ in returned_arguments(stmt.value, source, local)}
             for target in unpacked_names(stmt.targets[0]):
                 for name in viewed - {target}:
                     edges.setdefault(name, set()).add(target)

@@ -34,6 +34,7 @@ import numpy as np
 from srcad.runtime.puts import diagonal_positions, put_values
 from srcad.runtime.updates import added_at
 from srcad.transform import build
+from srcad.transform.analyses.aliasing import unpacked_names
 from srcad.transform.analyses.mutators import (
     AUGMENTED,
     ITEM,
@@ -41,7 +42,7 @@ from srcad.transform.analyses.mutators import (
     Mutation,
     describe,
     mutation_of,
-    returned_argument,
+    returned_arguments,
     unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
@@ -98,18 +99,30 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     changed.add(target.id)
     for stmt in all_statements(tree.body):
-        call = _call_of(stmt)
-        if call is None or not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
+        if not (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.targets[0], (gast.Name, gast.Tuple, gast.List))
+        ):
             continue
-        name = stmt.targets[0].id
-        found = returned_argument(call, source, local)
-        if found is None or found[0] == name or not {name, found[0]} & changed:
+        call = stmt.value
+        # (``a, b = h(x, u)``: a helper returning its argument in a tuple, either name)
+        names = unpacked_names(stmt.targets[0])
+        found = [
+            (name, argument, where)
+            for argument, where in returned_arguments(call, source, local)
+            for name in names
+            if argument != name and {name, argument} & changed
+        ]
+        if not found:
             continue
-        argument, where = found
+        name, argument, where = found[0]
+        result = name if len(names) == 1 else "each result"
         raise source.error(
             f"'{describe(call.func)}' may return the array '{argument}' passed to it ({where}), "
             f"and '{name if name in changed else argument}' is changed in place: both "
-            f"would change. Copy the result ({name} = {describe(call.func)}(...).copy())",
+            f"would change. Copy the result ({result} = {describe(call.func)}(...).copy())",
             stmt,
         )
 

@@ -23,12 +23,14 @@ def rewrite_bodies(body: list[gast.stmt], rewrite: BodyRewrite) -> list[gast.stm
             stmt.orelse = rewrite_bodies(stmt.orelse, rewrite)
         elif isinstance(stmt, gast.Try):
             # passes that run before ``try`` is lowered (and on generated code differentiated
-            # again, which keeps it) must see its statements too
+            # again, which keeps it) must see its statements too, as a helper's ``with``
             stmt.body = rewrite_bodies(stmt.body, rewrite)
             for handler in stmt.handlers:
                 handler.body = rewrite_bodies(handler.body, rewrite)
             stmt.orelse = rewrite_bodies(stmt.orelse, rewrite)
             stmt.finalbody = rewrite_bodies(stmt.finalbody, rewrite)
+        elif isinstance(stmt, gast.With):
+            stmt.body = rewrite_bodies(stmt.body, rewrite)
     return rewrite(body)
 
 
@@ -38,6 +40,8 @@ def nested_bodies(stmt: gast.stmt) -> list[list[gast.stmt]]:
         return [stmt.body, stmt.orelse]
     if isinstance(stmt, gast.Try):
         return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, gast.With):
+        return [stmt.body]
     return []
 
 
@@ -49,6 +53,8 @@ def own_parts(stmt: gast.stmt) -> list[gast.AST]:
         return [stmt.target, stmt.iter]
     if isinstance(stmt, gast.Try):
         return [part for h in stmt.handlers for part in (h.type, h.name) if part is not None]
+    if isinstance(stmt, gast.With):
+        return list(stmt.items)
     return [stmt]
 
 
