@@ -37,6 +37,14 @@ def unbroadcast(g: Any, x: Any) -> Any:
     if _complex(g) and not _complex(x):
         g = g.real
     shape = _shape(x)
+    if isinstance(x, (list, tuple)) and x and hasattr(g, "shape"):
+        # an array's gradient for a sequence of arrays (np.array(t) of a tuple of rows):
+        # the shape NumPy stacks it to, not a number's (it was summed to one number)
+        shape = (len(x), *_shape(x[0]))
+        if len(_shape(g)) < len(shape):  # (a smaller gradient: broadcast to the stack)
+            xp = array_namespace(g)
+            return xp.broadcast_to(xp.asarray(g, dtype=getattr(x[0], "dtype", None)), shape)
+        return unbroadcast_to(g, shape)
     if _shape(g) == shape:
         if not shape and isinstance(x, numpy.ndarray) and not isinstance(g, numpy.ndarray):
             return numpy.asarray(g)  # a number for a 0-d array, which updates index

@@ -44,7 +44,7 @@ from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.sequences import stack_list_arguments, stack_literals
 from srcad.transform.normalize.stars import spread_stars
 from srcad.transform.normalize.trying import lower_try, restore_try
-from srcad.transform.normalize.tuples import split_tuples
+from srcad.transform.normalize.tuples import name_indexed_displays, split_tuples
 from srcad.transform.normalize.unpacking import lower_unpacking, pick_results
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.ops import popped_names
@@ -86,10 +86,12 @@ def normalize(
     straight-line code."""
     tree = lower_comprehensions(lambdas_as_defs(call_methods(source.tree, source)), source, namer)
     tree = inline_local_functions(tree, source, namer)
+    tree = name_indexed_displays(tree, source, namer)
     if inline:
         # ``args = (a, b); f(*args)``: the star spread first, so the call can be written out
         tree = spread_stars(split_tuples(tree, namer, builtin_len=source.lookup("len") is len))
         helpers, names = inline_helpers(tree, source, namer)
+        tree = name_indexed_displays(tree, source, namer)  # (in the helpers written out)
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
     tree = lower_try(tree, source, namer)

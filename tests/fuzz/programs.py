@@ -395,6 +395,7 @@ FAMILIES = {
     "a helper returning its argument from a with body", "a helper returning one of two arguments",
     "views through displays, conditionals and conj", "a helper returning its argument in a tuple",
     "arguments returned through *args and methods", "defaults made by a call",
+    "views unpacked from a display", "tuple displays indexed in place",
 }  # fmt: skip
 
 
@@ -787,6 +788,13 @@ class ProgramWriter:
                     [f"{st} = ({p},)", f"for {j} in range(2):", f"    {grow}"],
                     [f"{target} = {read}"],
                 ]
+            if rng.random() < 0.25:
+                # a display indexed where it is written (refused until stop 29; a third
+                # derivative through tuple(list) failed on it, seed 4500048)
+                self.constructs.add("tuple displays indexed in place")
+                k = rng.randrange(2)
+                form = rng.choice([f"({p}, {q})[{k}]", f"tuple([{p}, {q} * 0.5])[{k}]"])
+                return [[f"{target} = {form} * 0.5 + {p}"]]
             return [[f"{st} = ({p}, {q})"], [f"{target} = {read}"]]
         if choice < 0.45 and self.shape[0] >= 2:
             self.loops += 1
@@ -1242,7 +1250,13 @@ class ProgramWriter:
         )
         target = rng.choice(TARGETS)
         read = f"{v} * 0.5" if same else f"np.sum({v}) * 0.5"
-        return [f"{v} = {view}", update, f"{target} = {self.full_expr(names)} + {read}"]
+        bind = f"{v} = {view}"
+        if rng.random() < 0.2:
+            # the view taken out of a display by unpacking (read as a container until
+            # stop 29, so an update through it was silently missed)
+            self.constructs.add("views unpacked from a display")
+            bind = f"{v}, {v}o = {view}, x"
+        return [bind, update, f"{target} = {self.full_expr(names)} + {read}"]
 
     def container(self, names: list[str]) -> list[str]:
         """A list literal read back by index, a comprehension stacked into an array, a list

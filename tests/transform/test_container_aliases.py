@@ -162,3 +162,63 @@ def alias_read_on_the_next_turn(x, y):
 def test_an_alias_read_on_the_next_turn_is_refused():
     with pytest.raises(srcad.TransformError, match="shares memory with 'v' read later"):
         srcad.grad(alias_read_on_the_next_turn)(X.copy(), Y.copy())
+
+
+# ---- an element taken out of a display is the array itself, not a container (stop 29:
+# each was silently wrong in both modes: the update was read as a store into a container)
+
+
+def updated_through_a_loop_over_a_display(x, y):
+    u = x * y
+    for v in [u]:
+        v[0] = 2.0
+    return np.sum(u * x)
+
+
+def updated_through_an_element_of_a_tuple(x, y):
+    u = x * y
+    t = (u, x)
+    t[0][2] = 1.0
+    return np.sum(u * x)
+
+
+def updated_through_nested_unpacking(x, y):
+    u = x * y
+    w = x * 2.0
+    a, (b, c) = u, (w, x)
+    b[0] = 5.0
+    return np.sum(w * x) + np.sum(a) + np.sum(c)
+
+
+def updated_through_unpacked_views(x, y):
+    u = x * y
+    a, b = u[:2], u[2:]  # noqa: F841 (a view taken, unused)
+    b[0] = 5.0
+    return np.sum(u * x)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        updated_through_a_loop_over_a_display,
+        updated_through_an_element_of_a_tuple,
+        updated_through_nested_unpacking,
+        updated_through_unpacked_views,
+    ],
+)
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_an_update_through_an_element_taken_out_of_a_display_is_refused(f, mode):
+    with pytest.raises(srcad.TransformError, match=r"in-place update of '\w+', which shares"):
+        srcad.check_grad(f, X.copy(), Y.copy(), wrt=(0, 1), modes=(mode,))
+
+
+def unpacked_then_one_updated_alone(x, y):
+    p = x * y
+    q = x * 2.0
+    a, b = q, p
+    a[0] = 5.0
+    return np.sum(b * x) + np.sum(a)
+
+
+def test_an_update_of_a_name_unpacked_from_a_display_that_nothing_else_reads():
+    srcad.check_grad(unpacked_then_one_updated_alone, X, Y, wrt=(0, 1), modes=("rev", "fwd"))

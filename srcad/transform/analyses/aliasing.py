@@ -109,6 +109,34 @@ def held_names(value: gast.expr) -> set[str]:
     return viewed_names(value)
 
 
+def held_calls(value: gast.expr) -> list[gast.Call]:
+    """The calls whose result ``value`` may be (or view, or hold): the call itself, through
+    subscripts, views, both arms of ``a if c else b``, ``a or b`` and displays' elements
+    (``v, w = h(x, u), x``: ``v`` is what ``h`` returns)."""
+    if isinstance(value, gast.Call):
+        func = value.func
+        inner: list[gast.Call] = []
+        if isinstance(func, gast.Attribute) and func.attr in _VIEW_METHODS:
+            inner = held_calls(func.value)
+        if isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS and value.args:
+            inner += held_calls(value.args[0])
+        return [value, *inner]
+    if isinstance(value, gast.Subscript) or (
+        isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES
+    ):
+        return held_calls(value.value)
+    if isinstance(value, gast.IfExp):
+        return held_calls(value.body) + held_calls(value.orelse)
+    if isinstance(value, gast.BoolOp):
+        return [call for part in value.values for call in held_calls(part)]
+    if isinstance(value, _CONTAINER_DISPLAYS):
+        parts = value.values if isinstance(value, gast.Dict) else value.elts
+        return [call for part in parts for call in held_calls(part)]
+    if isinstance(value, gast.Starred):
+        return held_calls(value.value)
+    return []
+
+
 def stored_into(stmt: gast.stmt, containers: set[str]) -> tuple[str, set[str]] | None:
     """``(container, names)`` when ``stmt`` puts ``names`` into one of ``containers``:
     ``d[k] = u``, ``items.append(u)``, ``items.extend([u, v])``, ``d.update(a=u)``."""
@@ -272,13 +300,13 @@ def carry(
             elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
                 aliases.assign(stmt.target.id, gast.Constant(value=None, kind=None))
             elif isinstance(stmt, gast.Assign):
-                given: set[str] = set()
-                if returned is not None and isinstance(stmt.value, gast.Call):
-                    given = returned(stmt.value)
                 for target in stmt.targets:
                     # a, b = np.split(u, 2): each name may view what the value views
-                    for name in unpacked_names(target):
-                        aliases.assign(name, stmt.value)
+                    for name, part in unpacked_parts(target, stmt.value):
+                        aliases.assign(name, part)
+                        if returned is None:
+                            continue
+                        given = {n for call in held_calls(part) for n in returned(call)}
                         if given - {name}:
                             aliases.link(name, given - {name})
             elif isinstance(stmt, gast.If):
@@ -324,14 +352,41 @@ def carry(
     return walk(body, [], aliases if aliases is not None else Aliases(), True)
 
 
+def unpacked_parts(target: gast.expr, value: gast.expr) -> list[tuple[str, gast.expr]]:
+    """Each name an assignment binds, with what it takes: the value itself for a name; for
+    ``a, b = ...`` the matching element of a display of that length, else an element of
+    the value (not the value: ``t0, t1 = (y, x)`` makes ``t0`` the array ``y``, not a
+    tuple, whose element stores would change no array)."""
+    if isinstance(target, gast.Name):
+        return [(target.id, value)]
+    if isinstance(target, gast.Starred):  # ``*rest``: a new list of elements
+        return unpacked_parts(target.value, gast.List(elts=[value], ctx=gast.Load()))
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return []
+    same = isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts)
+    if same and not any(isinstance(e, gast.Starred) for e in (*target.elts, *value.elts)):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in unpacked_parts(t, v)]
+    element = gast.Subscript(value=value, slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
+    return [
+        pair
+        for t in target.elts
+        for pair in unpacked_parts(t, element if not isinstance(t, gast.Starred) else value)
+    ]
+
+
 def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
     """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``, as
     do ``u, v`` of ``for u, v in a`` and ``u`` of ``for i, (u, w) in enumerate(zip(a, b))``."""
     entry = aliases.copy()
     if isinstance(loop, gast.For):
         for target, sequence in _loop_bindings(loop.target, loop.iter):
+            # an element of the sequence, not the sequence: ``for v in [y]`` makes ``v``
+            # the array ``y``, not a list (whose element stores change no array)
+            element = gast.Subscript(
+                value=sequence, slice=gast.Constant(value=0, kind=None), ctx=gast.Load()
+            )
             for name in unpacked_names(target):
-                entry.assign(name, sequence)
+                entry.assign(name, element)
     return entry
 
 

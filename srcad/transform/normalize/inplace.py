@@ -21,7 +21,8 @@ from srcad.transform.analyses.aliasing import (
     Aliases,
     arguments_of,
     carry,
-    unpacked_names,
+    held_calls,
+    unpacked_parts,
     viewed_names,
     with_arguments,
 )
@@ -172,10 +173,12 @@ def alias_groups(
     edges: dict[str, set[str]] = {}
     for stmt in all_statements(body):
         if isinstance(stmt, gast.Assign):
-            viewed = viewed_names(stmt.value)
-            if not viewed and isinstance(stmt.value, gast.Call):
-                viewed = {name for name, _ in returned_arguments(stmt.value, source, local)}
-            for target in unpacked_names(stmt.targets[0]):
+            for target, part in unpacked_parts(stmt.targets[0], stmt.value):
+                viewed = viewed_names(part) | {
+                    name
+                    for call in held_calls(part)
+                    for name, _ in returned_arguments(call, source, local)
+                }
                 for name in viewed - {target}:
                     edges.setdefault(name, set()).add(target)
                     edges.setdefault(target, set()).add(name)

@@ -34,7 +34,7 @@ import numpy as np
 from srcad.runtime.puts import diagonal_positions, put_values
 from srcad.runtime.updates import added_at
 from srcad.transform import build
-from srcad.transform.analyses.aliasing import unpacked_names
+from srcad.transform.analyses.aliasing import held_calls, unpacked_parts
 from srcad.transform.analyses.mutators import (
     AUGMENTED,
     ITEM,
@@ -99,30 +99,24 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     changed.add(target.id)
     for stmt in all_statements(tree.body):
-        if not (
-            isinstance(stmt, gast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.targets[0], (gast.Name, gast.Tuple, gast.List))
-        ):
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
             continue
-        call = stmt.value
-        # (``a, b = h(x, u)``: a helper returning its argument in a tuple, either name)
-        names = unpacked_names(stmt.targets[0])
+        # (``a, b = h(x, u)``: a helper returning its argument in a tuple, either name;
+        # ``v, w = h(x, u), x``: the call's result one element of a display)
         found = [
-            (name, argument, where)
+            (name, call, argument, where)
+            for name, part in unpacked_parts(stmt.targets[0], stmt.value)
+            for call in held_calls(part)
             for argument, where in returned_arguments(call, source, local)
-            for name in names
             if argument != name and {name, argument} & changed
         ]
         if not found:
             continue
-        name, argument, where = found[0]
-        result = name if len(names) == 1 else "each result"
+        name, call, argument, where = found[0]
         raise source.error(
             f"'{describe(call.func)}' may return the array '{argument}' passed to it ({where}), "
             f"and '{name if name in changed else argument}' is changed in place: both "
-            f"would change. Copy the result ({result} = {describe(call.func)}(...).copy())",
+            f"would change. Copy the result ({describe(call.func)}(...).copy())",
             stmt,
         )
 

@@ -20,12 +20,15 @@ def f(x):
 
 from __future__ import annotations
 
+import builtins
 import copy
 
 import gast
 
 from srcad.transform import build
+from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.walk import binds_name, rename_until, rewrite_bodies
 
 #: the most rounds of splitting (each follows a tuple one copy or one nesting further)
@@ -414,3 +417,59 @@ class _Split(gast.NodeTransformer):
         ):
             return gast.copy_location(build.const(len(self.elements[args[0].id])), node)
         return self.generic_visit(node)
+
+
+def name_indexed_displays(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """A tuple display indexed where it is written (``(u, v)[0]``, and ``tuple([u, v])[0]``,
+    as forward-mode code differentiated again writes a tuple's tangent) given a name first,
+    ``_t1 = (u, v)`` just before its statement, so that the name splits like any tuple
+    name (it was refused as "building a container"). Not out of a lambda, a comprehension,
+    an arm of ``a if c else b`` or a later operand of ``and``/``or``: those may not run."""
+    local = local_names(tree)
+    comprehensions = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+    def indexed(node: gast.expr) -> bool:
+        if not isinstance(node, gast.Subscript) or not isinstance(node.slice, gast.Constant):
+            return False
+        if not isinstance(node.slice.value, int) or isinstance(node.slice.value, bool):
+            return False
+        value = node.value
+        if isinstance(value, gast.Tuple):
+            return not any(isinstance(e, gast.Starred) for e in value.elts)
+        return (
+            isinstance(value, gast.Call)
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], (gast.Tuple, gast.List))
+            and source.resolve(value.func, local) in (builtins.tuple, builtins.list)
+        )
+
+    def hoist(node: gast.AST, before: list[gast.stmt]) -> None:
+        for field, child in gast.iter_fields(node):
+            if isinstance(node, (gast.Lambda, *comprehensions)):
+                return
+            if isinstance(node, gast.IfExp) and field != "test":
+                continue
+            if isinstance(node, gast.BoolOp) and field == "values":
+                child = child[:1]
+            for part in child if isinstance(child, list) else [child]:
+                if not isinstance(part, gast.AST):
+                    continue
+                hoist(part, before)
+                if isinstance(part, gast.expr) and indexed(part):
+                    name = namer.temp()
+                    before.append(gast.copy_location(build.assign(name, part.value), part))
+                    part.value = build.load(name)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
+                before: list[gast.stmt] = []
+                hoist(stmt, before)
+                out.extend(before)
+            out.append(stmt)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
