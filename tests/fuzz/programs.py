@@ -78,6 +78,13 @@ def offset_by(p, shift=np.ones(1) * 0.25):
     return p + shift * np.tanh(p)
 
 
+SCRATCH = np.zeros(8)
+
+
+def scratch(n):
+    return SCRATCH[:n]
+
+
 def second_of(*args):
     return args[1]
 
@@ -396,6 +403,7 @@ FAMILIES = {
     "views through displays, conditionals and conj", "a helper returning its argument in a tuple",
     "arguments returned through *args and methods", "defaults made by a call",
     "views unpacked from a display", "tuple displays indexed in place",
+    "a helper returning a global array",
 }  # fmt: skip
 
 
@@ -1084,6 +1092,18 @@ class ProgramWriter:
             call = rng.choice(["smooth(u)", "keyed(u)", "rec(u, 2)"])
             return [f"u[{index}] = np.sum(np.sin({call})) * 0.12"]
         choice = rng.random()
+        if self.helpers and choice < 0.04:
+            # a helper handing back a view of a global array, changed in place here, then
+            # read again through the helper (not known to until stop 29: silently wrong)
+            self.constructs.add("a helper returning a global array")
+            self.views += 1
+            g = f"glob{self.views}"
+            target = rng.choice(TARGETS)
+            return [
+                f"{g} = scratch(2)",
+                f"{g}[0] = {self.scalar(names)}",
+                f"{target} = {self.full_expr(names)} + np.sum(scratch(2)) * 0.5",
+            ]
         if choice < 0.15:
             return [f"u[{index}] = {self.scalar(names)}"]
         if choice < 0.25:

@@ -78,6 +78,8 @@ REFUSALS = [
     # the same through a helper that may return the array it was given (documented in
     # docs/guide.md, In-place updates)
     r"'[\w.()]+' may return the array '\w+' passed to it",
+    # ... or a global array it reads (documented there too)
+    r"'[\w.()]+' may return the array '\w+' it reads from outside the function",
     # dicts srcad cannot follow: made twice, a key that may or may not be there
     r"the dict '\w+' (is assigned more than once|may or may not hold the key)",
     # a name bound to different parts of a pytree argument on two paths (docs/supported.md)

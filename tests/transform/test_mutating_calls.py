@@ -1234,3 +1234,42 @@ def test_a_partial_binding_star_arguments_is_refused_by_name():
     # (an AttributeError from inside srcad until stop 29)
     with pytest.raises(srcad.TransformError, match="functools.partial binding positional"):
         srcad.grad(through_a_partial_of_star_args)(np.array([0.3, -0.5, 0.9]))
+
+
+# ---- a helper returning a global array (or a view of it), changed in place by the caller
+# (stop 29: silently wrong in both modes)
+
+TABLE = np.ones(3)
+
+
+def table_rows():
+    return TABLE[:2]
+
+
+def gain():
+    return GAIN
+
+
+GAIN = 0.5
+
+
+def changes_what_a_helper_returned_from_outside(x):
+    rows = table_rows()
+    rows[0] = np.sum(x)
+    return np.sum(TABLE * x)
+
+
+def adds_to_a_number_a_helper_returned(x):
+    g = gain()
+    g += 1.0  # a number: rebound, nothing outside changes
+    return np.sum(x * g)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_a_global_array_a_helper_returns_changed_in_place_is_refused(mode):
+    with pytest.raises(srcad.TransformError, match="'TABLE' it reads from outside the function"):
+        srcad.check_grad(changes_what_a_helper_returned_from_outside, X3, modes=(mode,))
+    srcad.check_grad(adds_to_a_number_a_helper_returned, X3, modes=(mode,))
+
+
+X3 = np.array([0.3, -0.5, 0.9])

@@ -9,7 +9,7 @@ import ast
 import functools
 import inspect
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 import numpy as np
@@ -476,6 +476,9 @@ class _Summary:
     changed: dict[str, tuple[str, str]]
     #: parameter -> 'file:line' of a return of it (or of a view of it)
     returned: dict[str, str]
+    #: a name from outside the function (a global, a closure's variable) -> 'file:line' of
+    #: a return of its array (or of a view of it)
+    returned_outside: dict[str, str] = field(default_factory=dict)
 
 
 _in_progress: set[object] = set()
@@ -492,6 +495,27 @@ def changed_parameters(func: object) -> dict[str, tuple[str, str]]:
 def returned_parameters(func: object) -> dict[str, str]:
     """Parameters a user function may return (or return a view of): name -> 'file:line'."""
     return _summary(func).returned
+
+
+def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[str, str]:
+    """The names from outside a user function (globals, a closure's variables) whose
+    arrays ``call`` may return, or a view of them: name -> 'file:line'."""
+    callee = source.resolve(call.func, local)
+    if callee is MISSING or is_library_function(callee):
+        return {}
+    function = _python_function(callee)
+    if function is None:
+        return {}
+    # (an array the function reads from outside now: a number would be rebound, not changed)
+    scope = dict(function.__globals__)
+    closure = function.__closure__ or ()
+    for name, cell in zip(function.__code__.co_freevars, closure):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # (a cell not filled yet)
+            continue
+    found = _summary(function).returned_outside
+    return {n: w for n, w in found.items() if isinstance(scope.get(n), np.ndarray)}
 
 
 def _summary(func: object) -> _Summary:
@@ -542,8 +566,12 @@ def _summarize(func: object) -> _Summary:
             names = given(value) if isinstance(value, gast.Call) else set()
             # (a display returned: each of its elements, ``return q, p``)
             for name in sorted(names or held_names(value)):
-                for root in arguments_of(aliases, name, params):
+                roots = arguments_of(aliases, name, params)
+                for root in roots:
                     summary.returned.setdefault(root, place(stmt))
+                outside = ({name} | aliases.others(name)) - local - set(params)
+                for other in sorted(outside):
+                    summary.returned_outside.setdefault(other, place(stmt))
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
             for target in targets:

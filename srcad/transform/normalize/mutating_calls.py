@@ -43,6 +43,7 @@ from srcad.transform.analyses.mutators import (
     describe,
     mutation_of,
     returned_arguments,
+    returned_outside,
     unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
@@ -111,6 +112,7 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
             if argument != name and {name, argument} & changed
         ]
         if not found:
+            _refuse_outside_arrays_changed(stmt, changed, source, local)
             continue
         name, call, argument, where = found[0]
         raise source.error(
@@ -119,6 +121,25 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
             f"would change. Copy the result ({describe(call.func)}(...).copy())",
             stmt,
         )
+
+
+def _refuse_outside_arrays_changed(
+    stmt: gast.Assign, changed: set[str], source: Source, local: set[str]
+) -> None:
+    """``v = h()`` where ``h`` may return a global array (or a view of it) and ``v`` is then
+    changed in place: that would change the array outside the function."""
+    for name, part in unpacked_parts(stmt.targets[0], stmt.value):
+        if name not in changed:
+            continue
+        for call in held_calls(part):
+            for outside, where in returned_outside(call, source, local).items():
+                raise source.error(
+                    f"'{describe(call.func)}' may return the array '{outside}' it reads from "
+                    f"outside the function ({where}), and '{name}' is changed in place: "
+                    f"that would change '{outside}' too. Copy the result "
+                    f"({describe(call.func)}(...).copy())",
+                    stmt,
+                )
 
 
 class _Lower(gast.NodeTransformer):
