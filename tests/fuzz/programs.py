@@ -85,6 +85,17 @@ def scratch(n):
     return SCRATCH[:n]
 
 
+class Shelf:
+    def __init__(self):
+        self.table = np.zeros(8)
+
+    def rows(self, n):
+        return self.table[:n]
+
+
+SHELF = Shelf()
+
+
 def second_of(*args):
     return args[1]
 
@@ -404,6 +415,7 @@ FAMILIES = {
     "arguments returned through *args and methods", "defaults made by a call",
     "views unpacked from a display", "tuple displays indexed in place",
     "a helper returning a global array",
+    "a method returning its object's array",
 }  # fmt: skip
 
 
@@ -1099,10 +1111,16 @@ class ProgramWriter:
             self.views += 1
             g = f"glob{self.views}"
             target = rng.choice(TARGETS)
+            get = "scratch(2)"
+            if rng.random() < 0.5:
+                # a method of a global object handing back an array the object holds
+                # (an object's field was not an alias of it until stop 29)
+                self.constructs.add("a method returning its object's array")
+                get = "SHELF.rows(2)"
             return [
-                f"{g} = scratch(2)",
+                f"{g} = {get}",
                 f"{g}[0] = {self.scalar(names)}",
-                f"{target} = {self.full_expr(names)} + np.sum(scratch(2)) * 0.5",
+                f"{target} = {self.full_expr(names)} + np.sum({get}) * 0.5",
             ]
         if choice < 0.15:
             return [f"u[{index}] = {self.scalar(names)}"]

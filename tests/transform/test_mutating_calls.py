@@ -1,6 +1,7 @@
 """Calls that change an argument in place (issue #16): lowered to in-place updates and
 differentiated in both modes, or refused at their line."""
 
+import dataclasses
 import functools
 import operator
 
@@ -1273,3 +1274,54 @@ def test_a_global_array_a_helper_returns_changed_in_place_is_refused(mode):
 
 
 X3 = np.array([0.3, -0.5, 0.9])
+
+
+# ---- an object's field taken into a name (a dataclass argument's ``p.W``, a method's
+# ``return self.W``), changed in place (stop 29: silently wrong in both modes)
+
+
+@dataclasses.dataclass
+class Weights:
+    W: np.ndarray
+    b: np.ndarray
+
+
+def changes_a_field_of_an_argument(p, x):
+    w = p.W
+    w[0] = 5.0
+    return np.sum(p.W * x) + np.sum(p.b)
+
+
+class Holder:
+    def __init__(self) -> None:
+        self.W = np.ones(3)
+
+    def weights(self):
+        return self.W
+
+
+HOLDER = Holder()
+
+
+def changes_what_a_method_of_a_global_object_returned(x):
+    w = HOLDER.weights()
+    w[0] = np.sum(x)
+    return np.sum(HOLDER.W * x)
+
+
+def changes_what_a_method_of_a_local_object_returned(x):
+    holder = Holder()
+    w = holder.weights()
+    w[0] = np.sum(x)
+    return np.sum(holder.W * x)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_a_field_of_an_object_changed_through_another_name_is_refused(mode):
+    p = Weights(np.ones(3) * 2.0, np.ones(3))
+    with pytest.raises(srcad.TransformError, match="in-place update of 'w', which shares"):
+        srcad.check_grad(changes_a_field_of_an_argument, p, X3, wrt=1, modes=(mode,))
+    with pytest.raises(srcad.TransformError, match="'HOLDER' it reads from outside"):
+        srcad.check_grad(changes_what_a_method_of_a_global_object_returned, X3, modes=(mode,))
+    with pytest.raises(srcad.TransformError, match="may return an array the object holds"):
+        srcad.check_grad(changes_what_a_method_of_a_local_object_returned, X3, modes=(mode,))

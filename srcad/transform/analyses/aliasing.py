@@ -24,6 +24,10 @@ _VIEW_FUNCTIONS = {
     "diag", "sliding_window_view", "as_strided", "real_if_close", "asarray_chkfinite",
 }  # fmt: skip
 _VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
+#: attributes that are numbers, tuples or dtypes: they share no array's memory
+_NUMBER_ATTRIBUTES = {
+    "shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "device",
+}  # fmt: skip
 #: names an array module goes by: ``np.ravel(u)`` views ``u``, while ``a.ravel()`` views ``a``
 _MODULE_NAMES = {"np", "numpy", "xp", "cp", "cupy", "jnp", "da"}
 
@@ -51,7 +55,9 @@ def viewed_names(value: gast.expr) -> set[str]:
     if isinstance(value, gast.Subscript):
         # (an element of a display is the array put there: ``(a, b)[0]`` is ``a``)
         return held_names(value.value)
-    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
+    if isinstance(value, gast.Attribute) and value.attr not in _NUMBER_ATTRIBUTES:
+        # a view (``u.T``), or an object's field (``p.W`` of a dataclass argument, a
+        # method's ``self.W``): the array the object holds
         return viewed_names(value.value)
     if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
         return set()

@@ -514,8 +514,17 @@ def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[s
             scope[name] = cell.cell_contents
         except ValueError:  # (a cell not filled yet)
             continue
-    found = _summary(function).returned_outside
-    return {n: w for n, w in found.items() if isinstance(scope.get(n), np.ndarray)}
+    summary = _summary(function)
+    found = {
+        n: w for n, w in summary.returned_outside.items() if isinstance(scope.get(n), np.ndarray)
+    }
+    first = next(iter(inspect.signature(function).parameters), None)
+    if getattr(callee, "__self__", None) is not None and first in summary.returned:
+        # a method of an object from outside the function handing back part of it
+        memory = _memory_name(call.func.value) if isinstance(call.func, gast.Attribute) else None
+        if memory is not None and memory not in local:
+            found[memory] = summary.returned[first]
+    return found
 
 
 def _summary(func: object) -> _Summary:
@@ -617,7 +626,17 @@ def returned_arguments(call: gast.Call, source: Source, local: set[str]) -> list
     except TypeError:
         return []
     found = []
+    first = next(iter(inspect.signature(function).parameters), None)
+    receiver = getattr(callee, "__self__", None) is not None and isinstance(
+        call.func, gast.Attribute
+    )
     for name, where in returned.items():
+        if receiver and name == first:
+            # a bound method handing back (part of) its object: ``m.weights()``
+            memory = _memory_name(call.func.value)
+            if memory in local and memory not in [m for m, _ in found]:
+                found.append((memory, where))
+            continue
         for arg in _argument_nodes(bound.arguments.get(name)):
             memory = _memory_name(arg)
             if memory in local and memory not in [m for m, _ in found]:

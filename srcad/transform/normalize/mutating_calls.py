@@ -34,7 +34,7 @@ import numpy as np
 from srcad.runtime.puts import diagonal_positions, put_values
 from srcad.runtime.updates import added_at
 from srcad.transform import build
-from srcad.transform.analyses.aliasing import held_calls, unpacked_parts
+from srcad.transform.analyses.aliasing import held_calls, held_names, unpacked_parts
 from srcad.transform.analyses.mutators import (
     AUGMENTED,
     ITEM,
@@ -47,7 +47,7 @@ from srcad.transform.analyses.mutators import (
     unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.frontend import Source
+from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
@@ -92,13 +92,16 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
     """``v = h(y)`` where ``h`` may return ``y`` itself: changing either in place changes
     both, which the aliasing checks cannot see through the call; refuse that."""
     changed = set()
+    written = set()  # element writes alone (``v[0] = s``)
     for stmt in all_statements(tree.body):
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
             for target in stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]:
                 if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
                     changed.add(target.value.id)
+                    written.add(target.value.id)
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     changed.add(target.id)
+    _refuse_writes_into_objects(tree, written, source, local)
     for stmt in all_statements(tree.body):
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
             continue
@@ -121,6 +124,38 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
             f"would change. Copy the result ({describe(call.func)}(...).copy())",
             stmt,
         )
+
+
+#: methods of arrays, lists, dicts and srcad's tapes, which other analyses follow
+_KNOWN_METHODS = set(dir(np.ndarray)) | set(dir(list)) | set(dir(dict)) | {"push", "pop"}
+
+
+def _refuse_writes_into_objects(
+    tree: gast.FunctionDef, written: set[str], source: Source, local: set[str]
+) -> None:
+    """``w = obj.weights()`` on an object made in the function (its class, so the method,
+    known only when it runs), then ``w[0] = s``: the method may hand back an array its
+    object holds (``return self.W``), which the write would change. (A ``+=`` on ``w`` is
+    left alone: methods returning new arrays are the rule, and it is common.)"""
+    for stmt in all_statements(tree.body):
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+            continue
+        for name, part in unpacked_parts(stmt.targets[0], stmt.value):
+            if name not in written:
+                continue
+            for call in held_calls(part):
+                func = call.func
+                if not isinstance(func, gast.Attribute) or func.attr in _KNOWN_METHODS:
+                    continue  # (an array's, a list's or dict's, a tape's: followed elsewhere)
+                receiver = held_names(func.value)
+                if source.resolve(func, local) is MISSING and receiver & local:
+                    raise source.error(
+                        f"'{describe(func)}' is a method of an object whose class srcad knows "
+                        f"only when the function runs: it may return an array the object "
+                        f"holds, and '{name}' is changed in place, which would change that "
+                        f"too. Copy the result ({describe(func)}(...).copy())",
+                        stmt,
+                    )
 
 
 def _refuse_outside_arrays_changed(
