@@ -500,12 +500,10 @@ def returned_parameters(func: object) -> dict[str, str]:
 def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[str, str]:
     """The names from outside a user function (globals, a closure's variables) whose
     arrays ``call`` may return, or a view of them: name -> 'file:line'."""
-    callee = source.resolve(call.func, local)
-    if callee is MISSING or is_library_function(callee):
+    found = _called_function(call, source, local)
+    if found is None:
         return {}
-    function = _python_function(callee)
-    if function is None:
-        return {}
+    callee, function = found
     # (an array the function reads from outside now: a number would be rebound, not changed)
     scope = dict(function.__globals__)
     closure = function.__closure__ or ()
@@ -515,16 +513,36 @@ def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[s
         except ValueError:  # (a cell not filled yet)
             continue
     summary = _summary(function)
-    found = {
+    outside = {
         n: w for n, w in summary.returned_outside.items() if isinstance(scope.get(n), np.ndarray)
     }
-    first = next(iter(inspect.signature(function).parameters), None)
-    if getattr(callee, "__self__", None) is not None and first in summary.returned:
+    memory, where = _returned_receiver(call, callee, function, summary.returned)
+    if memory is not None and memory not in local:
         # a method of an object from outside the function handing back part of it
-        memory = _memory_name(call.func.value) if isinstance(call.func, gast.Attribute) else None
-        if memory is not None and memory not in local:
-            found[memory] = summary.returned[first]
-    return found
+        outside[memory] = where
+    return outside
+
+
+def _called_function(call: gast.Call, source: Source, local: set[str]) -> tuple | None:
+    """``(callee, its Python function)`` for a call of a user function, else None."""
+    callee = source.resolve(call.func, local)
+    if callee is MISSING or is_library_function(callee):
+        return None
+    function = _python_function(callee)
+    return None if function is None else (callee, function)
+
+
+def _returned_receiver(
+    call: gast.Call, callee: object, function: object, returned: dict[str, str]
+) -> tuple[str | None, str]:
+    """``(name, 'file:line')`` of the object a bound method is called on, when the method
+    may hand back (part of) it (``m.weights()`` returning ``self.W``); else ``(None, "")``."""
+    first = next(iter(inspect.signature(function).parameters), None)
+    if getattr(callee, "__self__", None) is None or not isinstance(call.func, gast.Attribute):
+        return None, ""
+    if first not in returned:
+        return None, ""
+    return _memory_name(call.func.value), returned[first]
 
 
 def _summary(func: object) -> _Summary:
@@ -608,14 +626,12 @@ def returned_arguments(call: gast.Call, source: Source, local: set[str]) -> list
     """Each ``(name, 'file:line')`` where ``call`` runs a user function that may return the
     array of the variable ``name`` passed to it (or a view of it): all of them (a helper
     returning one argument or another on two paths may hand back either)."""
-    callee = source.resolve(call.func, local)
-    if callee is MISSING:
+    if source.resolve(call.func, local) is MISSING:
         return _unseen_method_arguments(call, local)
-    if is_library_function(callee):
+    called = _called_function(call, source, local)
+    if called is None:
         return []
-    function = _python_function(callee)
-    if function is None:
-        return []
+    callee, function = called
     returned = returned_parameters(function)
     if not returned:
         return []
@@ -625,23 +641,19 @@ def returned_arguments(call: gast.Call, source: Source, local: set[str]) -> list
         )
     except TypeError:
         return []
-    found = []
+    found: dict[str, str] = {}
+    receiver, _ = _returned_receiver(call, callee, function, returned)
     first = next(iter(inspect.signature(function).parameters), None)
-    receiver = getattr(callee, "__self__", None) is not None and isinstance(
-        call.func, gast.Attribute
-    )
     for name, where in returned.items():
-        if receiver and name == first:
-            # a bound method handing back (part of) its object: ``m.weights()``
-            memory = _memory_name(call.func.value)
-            if memory in local and memory not in [m for m, _ in found]:
-                found.append((memory, where))
+        if receiver is not None and name == first:  # (``m.weights()``: ``m`` itself)
+            if receiver in local:
+                found.setdefault(receiver, where)
             continue
         for arg in _argument_nodes(bound.arguments.get(name)):
             memory = _memory_name(arg)
-            if memory in local and memory not in [m for m, _ in found]:
-                found.append((memory, where))
-    return found
+            if memory in local:
+                found.setdefault(memory, where)
+    return list(found.items())
 
 
 def _argument_nodes(value: object) -> list[gast.AST]:
@@ -665,12 +677,8 @@ def _unseen_method_arguments(call: gast.Call, local: set[str]) -> list[tuple[str
     if isinstance(func.value, gast.Name) and func.value.id not in local:
         return []  # (a module's function, or a global object's: resolved where it can be)
     where = f"the class of its object is known only when the function runs: .{func.attr}()"
-    found = []
-    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-        memory = _memory_name(arg)
-        if memory in local and memory not in [m for m, _ in found]:
-            found.append((memory, where))
-    return found
+    memories = (_memory_name(a) for a in [*call.args, *(kw.value for kw in call.keywords)])
+    return [(memory, where) for memory in dict.fromkeys(memories) if memory in local]
 
 
 # ---- small helpers

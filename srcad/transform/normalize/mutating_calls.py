@@ -26,6 +26,7 @@ def f(x):
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 
 import gast
@@ -101,29 +102,32 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
                     written.add(target.value.id)
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     changed.add(target.id)
-    _refuse_writes_into_objects(tree, written, source, local)
-    for stmt in all_statements(tree.body):
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
-            continue
-        # (``a, b = h(x, u)``: a helper returning its argument in a tuple, either name;
-        # ``v, w = h(x, u), x``: the call's result one element of a display)
-        found = [
-            (name, call, argument, where)
-            for name, part in unpacked_parts(stmt.targets[0], stmt.value)
-            for call in held_calls(part)
-            for argument, where in returned_arguments(call, source, local)
-            if argument != name and {name, argument} & changed
-        ]
-        if not found:
-            _refuse_outside_arrays_changed(stmt, changed, source, local)
-            continue
-        name, call, argument, where = found[0]
-        raise source.error(
-            f"'{describe(call.func)}' may return the array '{argument}' passed to it ({where}), "
-            f"and '{name if name in changed else argument}' is changed in place: both "
-            f"would change. Copy the result ({describe(call.func)}(...).copy())",
-            stmt,
-        )
+    # each call whose result a name may take: ``v = h(y)``, ``a, b = h(x, u)`` (a helper
+    # returning its argument in a tuple, either name), ``v, w = h(x, u), x`` (the call's
+    # result one element of a display)
+    held = [
+        (stmt, name, call)
+        for stmt in all_statements(tree.body)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+        for name, part in unpacked_parts(stmt.targets[0], stmt.value)
+        for call in held_calls(part)
+    ]
+    _refuse_writes_into_objects(held, written, source, local)
+    for _, group in itertools.groupby(held, key=lambda entry: id(entry[0])):
+        pairs = list(group)  # (one statement's: an argument coming back is named first)
+        for stmt, name, call in pairs:
+            for argument, where in returned_arguments(call, source, local):
+                if argument != name and {name, argument} & changed:
+                    raise source.error(
+                        f"'{describe(call.func)}' may return the array '{argument}' passed to "
+                        f"it ({where}), and '{name if name in changed else argument}' is "
+                        f"changed in place: both would change. Copy the result "
+                        f"({describe(call.func)}(...).copy())",
+                        stmt,
+                    )
+        for stmt, name, call in pairs:
+            if name in changed:
+                _refuse_outside_arrays_changed(stmt, name, call, source, local)
 
 
 #: methods of arrays, lists, dicts and srcad's tapes, which other analyses follow
@@ -131,50 +135,43 @@ _KNOWN_METHODS = set(dir(np.ndarray)) | set(dir(list)) | set(dir(dict)) | {"push
 
 
 def _refuse_writes_into_objects(
-    tree: gast.FunctionDef, written: set[str], source: Source, local: set[str]
+    held: list[tuple[gast.Assign, str, gast.Call]],
+    written: set[str],
+    source: Source,
+    local: set[str],
 ) -> None:
     """``w = obj.weights()`` on an object made in the function (its class, so the method,
     known only when it runs), then ``w[0] = s``: the method may hand back an array its
     object holds (``return self.W``), which the write would change. (A ``+=`` on ``w`` is
     left alone: methods returning new arrays are the rule, and it is common.)"""
-    for stmt in all_statements(tree.body):
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+    for stmt, name, call in held:
+        func = call.func
+        if name not in written or not isinstance(func, gast.Attribute):
             continue
-        for name, part in unpacked_parts(stmt.targets[0], stmt.value):
-            if name not in written:
-                continue
-            for call in held_calls(part):
-                func = call.func
-                if not isinstance(func, gast.Attribute) or func.attr in _KNOWN_METHODS:
-                    continue  # (an array's, a list's or dict's, a tape's: followed elsewhere)
-                receiver = held_names(func.value)
-                if source.resolve(func, local) is MISSING and receiver & local:
-                    raise source.error(
-                        f"'{describe(func)}' is a method of an object whose class srcad knows "
-                        f"only when the function runs: it may return an array the object "
-                        f"holds, and '{name}' is changed in place, which would change that "
-                        f"too. Copy the result ({describe(func)}(...).copy())",
-                        stmt,
-                    )
+        if func.attr in _KNOWN_METHODS:
+            continue  # (an array's, a list's or dict's, a tape's: followed elsewhere)
+        if source.resolve(func, local) is MISSING and held_names(func.value) & local:
+            raise source.error(
+                f"'{describe(func)}' is a method of an object whose class srcad knows only "
+                "when the function runs: it may return an array the object holds, and "
+                f"'{name}' is changed in place, which would change that too. Copy the result "
+                f"({describe(func)}(...).copy())",
+                stmt,
+            )
 
 
 def _refuse_outside_arrays_changed(
-    stmt: gast.Assign, changed: set[str], source: Source, local: set[str]
+    stmt: gast.Assign, name: str, call: gast.Call, source: Source, local: set[str]
 ) -> None:
     """``v = h()`` where ``h`` may return a global array (or a view of it) and ``v`` is then
     changed in place: that would change the array outside the function."""
-    for name, part in unpacked_parts(stmt.targets[0], stmt.value):
-        if name not in changed:
-            continue
-        for call in held_calls(part):
-            for outside, where in returned_outside(call, source, local).items():
-                raise source.error(
-                    f"'{describe(call.func)}' may return the array '{outside}' it reads from "
-                    f"outside the function ({where}), and '{name}' is changed in place: "
-                    f"that would change '{outside}' too. Copy the result "
-                    f"({describe(call.func)}(...).copy())",
-                    stmt,
-                )
+    for outside, where in returned_outside(call, source, local).items():
+        raise source.error(
+            f"'{describe(call.func)}' may return the array '{outside}' it reads from outside "
+            f"the function ({where}), and '{name}' is changed in place: that would change "
+            f"'{outside}' too. Copy the result ({describe(call.func)}(...).copy())",
+            stmt,
+        )
 
 
 class _Lower(gast.NodeTransformer):
