@@ -33,7 +33,14 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.helper_results import returned_keys, returns_dict
 from srcad.transform.normalize.walk import all_statements
-from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
+from srcad.transform.ops import (
+    USER_CALL,
+    Op,
+    classify,
+    differentiable_operand_names,
+    operand_names,
+    tape_call,
+)
 from srcad.transform.templates import refuse_unknown_stars
 
 
@@ -73,6 +80,8 @@ def rewrite_user_calls(
             continue
         target = stmt.targets[0]
         if is_method_of_object(op, activity):
+            if not differentiable_operand_names(stmt.value, op) & activity.varied:
+                continue  # (no argument varies: what it returns is a constant)
             _rewrite_method_call(stmt, op, namer, activity, source, where)
             changed = True
             continue

@@ -6,6 +6,7 @@ import gast
 
 from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
+from srcad.transform.analyses.objects import method_objects, shares_nothing
 from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.anf import local_names
@@ -58,7 +59,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 raise source.error(message, node)
             _check_node(node, source, local)
     params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params))
+    setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params, local))
     return tree
 
 
@@ -120,7 +121,7 @@ def _check_node(node: gast.AST, source: Source, local: set[str]) -> None:
 
 
 def _check_inplace_aliasing(
-    body: list[gast.stmt], source: Source, params: set[str]
+    body: list[gast.stmt], source: Source, params: set[str], local: set[str]
 ) -> dict[str, TransformError]:
     """``z += 1`` on an array would also change every name sharing its memory; refuse that
     when such a name is read afterwards, since desugaring to ``z = z + 1`` would not.
@@ -130,6 +131,24 @@ def _check_inplace_aliasing(
     no update changes, and raises it for an array."""
     places = _places(body)
     numbers: dict[str, TransformError] = {}
+    # (``w = holder.weights()`` may be the array ``holder`` holds: objects.py)
+    objects = method_objects(body, source, local)
+    methods: dict[str, str] = {}  # object -> a method of it whose result may be part of it
+
+    def returned(call: gast.Call) -> set[str]:
+        found = objects(call)
+        for name in found:
+            methods.setdefault(name, f"{name}.{call.func.attr}")
+        return found
+
+    def advice(name: str, shared: list[str], copy: str) -> str:
+        method = next((methods[s] for s in shared if s in methods), None)
+        if method is None:
+            return copy
+        return (
+            f"('{method}()' may hand back an array its object holds). Copy the result "
+            f"({method}(...).copy())"
+        )
 
     def shared_later(stmt: gast.stmt, name: str, aliases: Aliases) -> list[str]:
         """Other names sharing ``name``'s memory that may be read after ``stmt`` before
@@ -150,12 +169,16 @@ def _check_inplace_aliasing(
                 error = source.error(
                     f"in-place update of '{name}', which may share memory with "
                     f"{', '.join(repr(s) for s in shared)} read later; NumPy would change both. "
-                    f"Write '{name} = {name} {_OPERATOR.get(type(stmt.op), 'op')} ...' to make "
-                    "a new array, or copy first",
+                    + advice(
+                        name,
+                        shared,
+                        f"Write '{name} = {name} {_OPERATOR.get(type(stmt.op), 'op')} ...' to "
+                        "make a new array, or copy first",
+                    ),
                     stmt,
                 )
-                if not set(shared) <= params:
-                    raise error
+                if not set(shared) <= params or set(shared) & methods.keys():
+                    raise error  # (an object a method was called on holds no number)
                 # parameters alone: refused when the call gives one an array
                 numbers.update((n, error) for n in shared)
         elif isinstance(stmt, (gast.Assign, gast.AugAssign)) and isinstance(
@@ -168,12 +191,12 @@ def _check_inplace_aliasing(
                 raise source.error(
                     f"in-place update of '{name}', which shares memory with "
                     f"{', '.join(repr(s) for s in shared)} read later; a view or copy of the "
-                    "name that changes under it is not supported yet. Copy first "
-                    f"({shared[0]} = {name}.copy())",
+                    "name that changes under it is not supported yet. "
+                    + advice(name, shared, f"Copy first ({shared[0]} = {name}.copy())"),
                     stmt,
                 )
 
-    carry(body, check)
+    carry(body, check, Aliases(shares_nothing(source, local)), returned)
     return numbers
 
 

@@ -105,6 +105,20 @@ class Keeper:
         return q
 
 
+class Tray:
+    def __init__(self):
+        self.cells = np.linspace(0.5, 1.5, 8)
+
+    def peek(self, n):
+        return self.cells[:n]
+
+    def taken(self, n):
+        return self.cells[:n] * 1.0
+
+    def total(self):
+        return np.sum(self.cells) * 0.5
+
+
 def swapped(p, q):
     return q, p
 
@@ -1121,6 +1135,26 @@ class ProgramWriter:
                 f"{g} = {get}",
                 f"{g}[0] = {self.scalar(names)}",
                 f"{target} = {self.full_expr(names)} + np.sum({get}) * 0.5",
+            ]
+        if self.helpers and choice < 0.07:
+            # a method of an object made here handing back an array the object holds
+            # (or a new one), changed in place, then the object read again (not known to
+            # until stop 30: silently wrong in both modes)
+            self.constructs.add("a method's result changed in place")
+            self.views += 1
+            t, g = f"tray{self.views}", f"cell{self.views}"
+            target = rng.choice(TARGETS)
+            get = rng.choice(["peek(2)", "taken(2)", "peek(3)[1:]"])
+            update = rng.choice([
+                f"{g} += {self.scalar(names)}", f"{g} *= np.cos({self.scalar(names)})",
+                f"{g}[0] = {self.scalar(names)}",
+            ])  # fmt: skip
+            read = rng.choice([f"{t}.total()", f"np.sum({g})"])
+            return [
+                f"{t} = Tray()",
+                f"{g} = {t}.{get}",
+                update,
+                f"{target} = {self.full_expr(names)} + {read} * 0.5",
             ]
         if choice < 0.15:
             return [f"u[{index}] = {self.scalar(names)}"]

@@ -1323,5 +1323,5 @@ def test_a_field_of_an_object_changed_through_another_name_is_refused(mode):
         srcad.check_grad(changes_a_field_of_an_argument, p, X3, wrt=1, modes=(mode,))
     with pytest.raises(srcad.TransformError, match="'HOLDER' it reads from outside"):
         srcad.check_grad(changes_what_a_method_of_a_global_object_returned, X3, modes=(mode,))
-    with pytest.raises(srcad.TransformError, match="may return an array the object holds"):
+    with pytest.raises(srcad.TransformError, match="may hand back an array its object holds"):
         srcad.check_grad(changes_what_a_method_of_a_local_object_returned, X3, modes=(mode,))

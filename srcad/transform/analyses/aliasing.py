@@ -184,8 +184,11 @@ class Aliases:
     """Pairs of names that may share memory, as statements are read in order; at the end
     of a branch or loop the pairs of every path are kept (:meth:`merge`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, immutable: Callable[[gast.expr], bool] | None = None) -> None:
         self.links: dict[str, set[str]] = {}
+        #: whether a value from outside the function is immutable (``np.pi``): a name
+        #: bound to it shares no memory with where it came from
+        self.immutable = immutable
         #: names bound to a list, tuple, set or dict on some path / on every path here
         self.maybe_containers: set[str] = set()
         self.containers: set[str] = set()
@@ -209,10 +212,13 @@ class Aliases:
         for source in held_names(value):
             if not self.is_number(source):
                 shared |= self.others(source) | {source}
+        fixed = self.immutable is not None and self.immutable(value)
+        if fixed:
+            shared = set()
         shared.discard(target)
         self._forget(target)
         self.link(target, shared)
-        number = _number(value, self)
+        number = fixed or _number(value, self)
         (self.numbers if number else self.non_numbers).add(target)
         (self.non_numbers if number else self.numbers).discard(target)
         if is_container(value):
@@ -237,7 +243,7 @@ class Aliases:
 
     def copy(self) -> Aliases:
         """An independent copy (one path of a branch)."""
-        new = Aliases()
+        new = Aliases(self.immutable)
         new.links = {name: set(others) for name, others in self.links.items()}
         new.maybe_containers = set(self.maybe_containers)
         new.containers = set(self.containers)
@@ -310,11 +316,7 @@ def carry(
                     # a, b = np.split(u, 2): each name may view what the value views
                     for name, part in unpacked_parts(target, stmt.value):
                         aliases.assign(name, part)
-                        if returned is None:
-                            continue
-                        given = {n for call in held_calls(part) for n in returned(call)}
-                        if given - {name}:
-                            aliases.link(name, given - {name})
+                        _link_returned(aliases, name, part, returned)
             elif isinstance(stmt, gast.If):
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)
@@ -342,12 +344,12 @@ def carry(
                 top = aliases
                 while True:
                     jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
-                    end = walk(stmt.body, inner, _turn(stmt, top), False)
+                    end = walk(stmt.body, inner, _turn(stmt, top, returned), False)
                     end.merge(jumps.pop()[gast.Continue])
                     if not top.merge(end):
                         break
                 jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
-                last = walk(stmt.body, inner, _turn(stmt, top), final)
+                last = walk(stmt.body, inner, _turn(stmt, top, returned), final)
                 for exits in jumps.pop().values():  # a last turn may end at either
                     last.merge(exits)
                 if not _turns(stmt):
@@ -380,7 +382,19 @@ def unpacked_parts(target: gast.expr, value: gast.expr) -> list[tuple[str, gast.
     ]
 
 
-def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
+def _link_returned(
+    aliases: Aliases, name: str, value: gast.expr, returned: Callable | None
+) -> None:
+    """``name = value``: ``name`` may also share memory with what a call in ``value`` hands
+    back (``returned(call)``: a helper's argument, a method's object)."""
+    if returned is None:
+        return
+    given = {n for call in held_calls(value) for n in returned(call)}
+    if given - {name}:
+        aliases.link(name, given - {name})
+
+
+def _turn(loop: gast.stmt, aliases: Aliases, returned: Callable | None = None) -> Aliases:
     """``aliases`` at the top of a turn of ``loop``: the row ``for row in a`` views ``a``, as
     do ``u, v`` of ``for u, v in a`` and ``u`` of ``for i, (u, w) in enumerate(zip(a, b))``."""
     entry = aliases.copy()
@@ -393,6 +407,7 @@ def _turn(loop: gast.stmt, aliases: Aliases) -> Aliases:
             )
             for name in unpacked_names(target):
                 entry.assign(name, element)
+                _link_returned(entry, name, sequence, returned)
     return entry
 
 

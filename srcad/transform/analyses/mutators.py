@@ -560,6 +560,7 @@ def _summary(func: object) -> _Summary:
 
 
 def _summarize(func: object) -> _Summary:
+    from srcad.transform.analyses.objects import method_objects
     from srcad.transform.frontend import parse_function
     from srcad.transform.normalize.anf import local_names
     from srcad.transform.normalize.walk import own_parts
@@ -614,9 +615,11 @@ def _summarize(func: object) -> _Summary:
                         augmented = found.kind == AUGMENTED or found.detail.get("augmented")
                         note(found.target, AUGMENTED if augmented else found.kind, node)
 
+    objects = method_objects(tree.body, source, local)
+
     def given(call: gast.Call) -> set[str]:
-        # a helper's helper may hand back the array in turn
-        return {name for name, _ in returned_arguments(call, source, local)}
+        # a helper's helper may hand back the array in turn, a method part of its object
+        return {name for name, _ in returned_arguments(call, source, local)} | objects(call)
 
     carry(tree.body, visit, aliases, given)
     return summary

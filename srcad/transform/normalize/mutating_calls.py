@@ -35,7 +35,7 @@ import numpy as np
 from srcad.runtime.puts import diagonal_positions, put_values
 from srcad.runtime.updates import added_at
 from srcad.transform import build
-from srcad.transform.analyses.aliasing import held_calls, held_names, unpacked_parts
+from srcad.transform.analyses.aliasing import held_calls, unpacked_parts
 from srcad.transform.analyses.mutators import (
     AUGMENTED,
     ITEM,
@@ -48,7 +48,7 @@ from srcad.transform.analyses.mutators import (
     unknown_effect,
 )
 from srcad.transform.anno import getanno, setanno
-from srcad.transform.frontend import MISSING, Source
+from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
@@ -93,13 +93,11 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
     """``v = h(y)`` where ``h`` may return ``y`` itself: changing either in place changes
     both, which the aliasing checks cannot see through the call; refuse that."""
     changed = set()
-    written = set()  # element writes alone (``v[0] = s``)
     for stmt in all_statements(tree.body):
         if isinstance(stmt, (gast.Assign, gast.AugAssign)):
             for target in stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]:
                 if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
                     changed.add(target.value.id)
-                    written.add(target.value.id)
                 elif isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
                     changed.add(target.id)
     # each call whose result a name may take: ``v = h(y)``, ``a, b = h(x, u)`` (a helper
@@ -112,7 +110,6 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
         for name, part in unpacked_parts(stmt.targets[0], stmt.value)
         for call in held_calls(part)
     ]
-    _refuse_writes_into_objects(held, written, source, local)
     for _, group in itertools.groupby(held, key=lambda entry: id(entry[0])):
         pairs = list(group)  # (one statement's: an argument coming back is named first)
         for stmt, name, call in pairs:
@@ -128,36 +125,6 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
         for stmt, name, call in pairs:
             if name in changed:
                 _refuse_outside_arrays_changed(stmt, name, call, source, local)
-
-
-#: methods of arrays, lists, dicts and srcad's tapes, which other analyses follow
-_KNOWN_METHODS = set(dir(np.ndarray)) | set(dir(list)) | set(dir(dict)) | {"push", "pop"}
-
-
-def _refuse_writes_into_objects(
-    held: list[tuple[gast.Assign, str, gast.Call]],
-    written: set[str],
-    source: Source,
-    local: set[str],
-) -> None:
-    """``w = obj.weights()`` on an object made in the function (its class, so the method,
-    known only when it runs), then ``w[0] = s``: the method may hand back an array its
-    object holds (``return self.W``), which the write would change. (A ``+=`` on ``w`` is
-    left alone: methods returning new arrays are the rule, and it is common.)"""
-    for stmt, name, call in held:
-        func = call.func
-        if name not in written or not isinstance(func, gast.Attribute):
-            continue
-        if func.attr in _KNOWN_METHODS:
-            continue  # (an array's, a list's or dict's, a tape's: followed elsewhere)
-        if source.resolve(func, local) is MISSING and held_names(func.value) & local:
-            raise source.error(
-                f"'{describe(func)}' is a method of an object whose class srcad knows only "
-                "when the function runs: it may return an array the object holds, and "
-                f"'{name}' is changed in place, which would change that too. Copy the result "
-                f"({describe(func)}(...).copy())",
-                stmt,
-            )
 
 
 def _refuse_outside_arrays_changed(

@@ -1,0 +1,106 @@
+"""Which objects a method's result may be part of: ``w = holder.weights()`` where the
+method returns ``self.W`` makes ``w`` the very array ``holder`` holds, so ``w += x`` changes
+what a later ``holder.score()`` reads. Read-only: the fence and the summaries of helpers
+treat such a result as a view of its object.
+
+An object's class is read where the function makes it (``holder = Holder()``): a class of
+the user's is looked up and its method read; a library's objects (``rng =
+np.random.default_rng(0)``) hand back new arrays. For any other object (a parameter, one a
+function returned) the class is known only when the function runs: its method may hand
+back part of it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Callable
+
+import gast
+import numpy as np
+
+from srcad.transform.frontend import MISSING, Source
+from srcad.transform.libraries import is_library_function
+from srcad.transform.normalize.walk import all_statements, own_parts
+
+#: methods of arrays, lists, dicts and srcad's tapes: other analyses follow those
+KNOWN_METHODS = set(dir(np.ndarray)) | set(dir(list)) | set(dir(dict)) | {"push", "pop"}
+
+
+def method_objects(
+    body: list[gast.stmt], source: Source, local: set[str]
+) -> Callable[[gast.Call], set[str]]:
+    """For :func:`~srcad.transform.analyses.aliasing.carry`'s ``returned``: the local
+    object a call of its method may hand back part of (``{"holder"}`` for
+    ``holder.weights()``), if any."""
+    makers = _makers(body)
+
+    def returned(call: gast.Call) -> set[str]:
+        func = call.func
+        if not isinstance(func, gast.Attribute) or not isinstance(func.value, gast.Name):
+            return set()
+        name = func.value.id
+        if name not in local or func.attr in KNOWN_METHODS:
+            return set()
+        made = makers.get(name)
+        if made is not None and all(_fresh(value, func.attr, source, local) for value in made):
+            return set()
+        return {name}
+
+    return returned
+
+
+def _makers(body: list[gast.stmt]) -> dict[str, list[gast.expr] | None]:
+    """What each local name is bound to, where every binding is ``name = value`` (None for
+    a name also bound otherwise: a loop, an unpacking, an update)."""
+    makers: dict[str, list[gast.expr] | None] = {}
+    for stmt in all_statements(body):
+        whole = isinstance(stmt, gast.Assign) and all(
+            isinstance(t, gast.Name) for t in stmt.targets
+        )
+        stores = (node for part in own_parts(stmt) for node in gast.walk(part))
+        for node in stores:
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                if not whole:
+                    makers[node.id] = None
+                elif makers.setdefault(node.id, []) is not None:
+                    makers[node.id].append(stmt.value)
+    return makers
+
+
+def _fresh(value: gast.expr, method: str, source: Source, local: set[str]) -> bool:
+    """Whether ``method`` of the object ``value`` makes surely hands back no part of it."""
+    if not isinstance(value, gast.Call):
+        return False
+    maker = source.resolve(value.func, local)
+    if maker is MISSING:
+        return False
+    if is_library_function(maker):
+        return True  # a library's object (a random generator): its methods make new arrays
+    if not inspect.isclass(maker):
+        return False  # a user function's object: its class is known only when it runs
+    found = inspect.getattr_static(maker, method, None)
+    if isinstance(found, (staticmethod, classmethod)):
+        return True
+    if not inspect.isfunction(found):
+        return False
+    from srcad.transform.analyses.mutators import returned_parameters
+
+    first = next(iter(inspect.signature(found).parameters), None)
+    return first not in returned_parameters(found)
+
+
+def shares_nothing(source: Source, local: set[str]) -> Callable[[gast.expr], bool]:
+    """Whether a value read from outside the function is immutable (``np.pi``, a global
+    ``SCALE = 2.0``), so a name bound to it shares no memory with the module or object it
+    came from."""
+
+    def immutable(value: gast.expr) -> bool:
+        if not isinstance(value, (gast.Name, gast.Attribute)):
+            return False
+        found = source.resolve(value, local)
+        if found is MISSING:
+            return False
+        return isinstance(found, (numbers.Number, np.generic, str, bytes, type(None)))
+
+    return immutable
