@@ -6,6 +6,7 @@ import gast
 
 from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
+from srcad.transform.analyses.mutators import describe
 from srcad.transform.analyses.objects import method_objects, shares_nothing
 from srcad.transform.anno import setanno
 from srcad.transform.frontend import Source
@@ -138,7 +139,7 @@ def _check_inplace_aliasing(
     def returned(call: gast.Call) -> set[str]:
         found = objects(call)
         for name in found:
-            methods.setdefault(name, f"{name}.{call.func.attr}")
+            methods.setdefault(name, describe(call.func))
         return found
 
     def advice(name: str, shared: list[str], copy: str) -> str:

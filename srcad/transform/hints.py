@@ -118,8 +118,9 @@ def _advice(op: Any) -> str:
         # (a call of a local variable: what it holds is known only at run time)
         return (
             "the function called here is held in a local variable, which srcad cannot "
-            "follow (bound more than once or on a branch); call the function by its own "
-            "name, or bind the variable once (g = srcad.grad(h), assigned once, is followed)"
+            "follow (bound more than once, on a branch, or to what a call returns); call the "
+            "function by its own name, or bind the variable once to it (s = np.sin, g = "
+            "srcad.grad(h), assigned once, are followed)"
         )
     if callable(callee) and not getattr(callee, "__qualname__", None):
         if inspect.isfunction(getattr(type(callee), "__call__", None)):  # noqa: B004

@@ -1145,14 +1145,17 @@ class ProgramWriter:
             t, g = f"tray{self.views}", f"cell{self.views}"
             target = rng.choice(TARGETS)
             get = rng.choice(["peek(2)", "taken(2)", "peek(3)[1:]"])
+            if rng.random() < 0.25:  # (the field read by name: getattr, stop 30 too)
+                get = "cells[:2]"
             update = rng.choice([
                 f"{g} += {self.scalar(names)}", f"{g} *= np.cos({self.scalar(names)})",
                 f"{g}[0] = {self.scalar(names)}",
             ])  # fmt: skip
             read = rng.choice([f"{t}.total()", f"np.sum({g})"])
+            bind = f"{g} = {t}.{get}" if get != "cells[:2]" else f"{g} = getattr({t}, 'cells')[:2]"
             return [
                 f"{t} = Tray()",
-                f"{g} = {t}.{get}",
+                bind,
                 update,
                 f"{target} = {self.full_expr(names)} + {read} * 0.5",
             ]
@@ -1272,6 +1275,19 @@ class ProgramWriter:
                     "np.array(u, copy=None)",
                 ]
             )
+        if rng.random() < 0.3:
+            # NumPy's other views: einsum keeping every index, rollaxis, a count handing
+            # back the argument itself, getattr (each silently missed until stop 30)
+            self.constructs.add("einsum, rollaxis and counts as views")
+            view = rng.choice(
+                [
+                    "np.einsum('...->...', u)",
+                    "np.rollaxis(u, 0)",
+                    "np.diff(u, 0)",
+                    "getattr(u, 'T')",
+                ]
+                + (["np.einsum('i->i', u)"] if len(self.shape) == 1 else [])
+            )
         if self.helpers and rng.random() < 0.4:
             # a helper handing back its argument from a 'try' body (not known to until
             # stop 29: the update through it was silently lost)
@@ -1305,8 +1321,13 @@ class ProgramWriter:
                 "pick_either(x, u)",
                 "second_of(x, u)",
                 "Keeper().fetch(u)",
+                "np.einsum('...->...', u)",
+                "np.rollaxis(u, 0)",
+                "np.diff(u, 0)",
+                "np.einsum('i->i', u)",
             )
             or view.startswith("u if")
+            or (view == "getattr(u, 'T')" and len(self.shape) == 1)
             or (view in ("u.T", "np.transpose(u)") and len(self.shape) == 1)
         )
         index = self.index(names)

@@ -21,12 +21,19 @@ VIEWS = [
     "(u, x)[0]", "[x, u][1]", "{'k': u}['k']", "tuple((u, x))[0]", "u if x[0] > -9.0 else x",
     "(u or x)", "u.conj()", "np.lib.stride_tricks.sliding_window_view(u, 1)[:, 0]",
     "np.array(u, copy=None)", "np.asarray_chkfinite(u)",
+    # (silently wrong until stop 30: einsum of one operand keeping its indices, the other
+    # NumPy functions handing back a view, a count that hands back the argument itself,
+    # a function imported by name, getattr)
+    "np.einsum('i->i', u)", "np.einsum('i', u)", "np.einsum(u, [0])", "np.trim_zeros(u)",
+    "np.rollaxis(u[None], 1)[:, 0]", "np.diff(u, 0)", "np.diff(u, n=0)", "np.polyint(u, 0)",
+    "ravel(u)", "getattr(u, 'T')",
 ]  # fmt: skip
 
 
 def _module(tmp_path, view: str):
     source = f"""
 import numpy as np
+from numpy import ravel
 
 
 def read_after_update(x):

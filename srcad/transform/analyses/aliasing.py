@@ -22,12 +22,21 @@ _VIEW_FUNCTIONS = {
     "split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays", "unstack",
     # (np.diag of a matrix is its diagonal, a view; stride tricks view by design)
     "diag", "sliding_window_view", "as_strided", "real_if_close", "asarray_chkfinite",
+    "rollaxis", "trim_zeros", "asmatrix", "frombuffer", "from_dlpack", "ix_",
+}  # fmt: skip
+#: functions handing back their argument itself for one count (``np.diff(u, 0)``,
+#: ``matrix_power(a, 1)``, ``nan_to_num(a, copy=False)``): its position, keyword and value
+_VIEW_COUNTS = {
+    "diff": (1, "n", 0), "polyder": (1, "m", 0), "polyint": (1, "m", 0),
+    "matrix_power": (1, "n", 1), "nan_to_num": (1, "copy", False),
 }  # fmt: skip
 _VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
 #: attributes that are numbers, tuples or dtypes: they share no array's memory
 _NUMBER_ATTRIBUTES = {
     "shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "device",
 }  # fmt: skip
+#: builtins handing back an object's field, or the dict holding its fields
+_FIELD_READERS = {"getattr", "vars"}
 #: names an array module goes by: ``np.ravel(u)`` views ``u``, while ``a.ravel()`` views ``a``
 _MODULE_NAMES = {"np", "numpy", "xp", "cp", "cupy", "jnp", "da"}
 
@@ -59,17 +68,60 @@ def viewed_names(value: gast.expr) -> set[str]:
         # a view (``u.T``), or an object's field (``p.W`` of a dataclass argument, a
         # method's ``self.W``): the array the object holds
         return viewed_names(value.value)
-    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
+    if not isinstance(value, gast.Call):
         return set()
-    attr, receiver = value.func.attr, value.func.value
+    func = value.func
+    if isinstance(func, gast.Name):
+        if func.id in _FIELD_READERS and value.args:
+            # ``getattr(h, "W")`` is the field itself, ``vars(h)`` the object's own dict
+            return viewed_names(value.args[0])
+        return _viewed_arguments(func.id, value)  # (``from numpy import ravel``)
+    if not isinstance(func, gast.Attribute):
+        return set()
+    attr, receiver = func.attr, func.value
     found: set[str] = set()
     method = attr in _VIEW_METHODS or (attr == "astype" and _no_copy(value))
-    if method and not (isinstance(receiver, gast.Name) and receiver.id in _MODULE_NAMES):
+    root = receiver
+    while isinstance(root, gast.Attribute):
+        root = root.value  # (``np.linalg.diagonal(a)``: a module's function)
+    if method and not (isinstance(root, gast.Name) and root.id in _MODULE_NAMES):
         found |= viewed_names(receiver)
-    function = attr in _VIEW_FUNCTIONS or (attr == "array" and _no_copy(value))
-    if function and value.args:
-        found |= viewed_names(value.args[0])
-    return found
+    return found | _viewed_arguments(attr, value)
+
+
+def _unsummed(subscripts: str) -> bool:
+    """Whether an einsum of one operand keeps every index (``"ii->i"``, ``"ij->ji"``)."""
+    given, _, output = subscripts.replace(" ", "").partition("->")
+    letters = [c for c in given if c.isalpha()]
+    if "->" not in subscripts:
+        output = "".join(c for c in letters if letters.count(c) == 1)
+    return set(letters) <= set(output)
+
+
+def _viewed_arguments(name: str, call: gast.Call) -> set[str]:
+    """The names whose memory the NumPy function ``name`` called so may hand back."""
+    args = call.args
+    if not args or any(isinstance(a, gast.Starred) for a in args):
+        return set()
+    if name == "einsum":
+        # one operand, ``einsum("ii->i", a)`` or ``einsum(a, [0, 0], [0])``: a view of it
+        # (a diagonal, a transpose) where no index is summed
+        spelled = isinstance(args[0], gast.Constant) and isinstance(args[0].value, str)
+        if spelled:
+            return viewed_names(args[1]) if len(args) == 2 and _unsummed(args[0].value) else set()
+        if len(args) == 2:  # (the subscripts in a variable, or the sublist form)
+            return viewed_names(args[0]) | viewed_names(args[1])
+        return viewed_names(args[0]) if len(args) == 3 else set()
+    if name in _VIEW_COUNTS:
+        position, keyword, itself = _VIEW_COUNTS[name]
+        count = args[position] if len(args) > position else None
+        count = next((kw.value for kw in call.keywords if kw.arg == keyword), count)
+        if count is None or (isinstance(count, gast.Constant) and count.value != itself):
+            return set()
+        return viewed_names(args[0])
+    if name in _VIEW_FUNCTIONS or (name == "array" and _no_copy(call)):
+        return viewed_names(args[0])
+    return set()
 
 
 def unpacked_names(target: gast.expr) -> list[str]:

@@ -37,15 +37,17 @@ def method_objects(
 
     def returned(call: gast.Call) -> set[str]:
         func = call.func
-        if not isinstance(func, gast.Attribute) or not isinstance(func.value, gast.Name):
+        if not isinstance(func, gast.Attribute) or func.attr in KNOWN_METHODS:
             return set()
-        name = func.value.id
-        if name not in local or func.attr in KNOWN_METHODS:
+        receiver = func.value
+        while isinstance(receiver, (gast.Subscript, gast.Attribute)):
+            receiver = receiver.value  # (``hs[0].weights()``, ``o.child.weights()``)
+        if not isinstance(receiver, gast.Name) or receiver.id not in local:
             return set()
-        made = makers.get(name)
+        made = makers.get(receiver.id) if receiver is func.value else None
         if made is not None and all(_fresh(value, func.attr, source, local) for value in made):
             return set()
-        return {name}
+        return {receiver.id}
 
     return returned
 
@@ -96,6 +98,15 @@ def shares_nothing(source: Source, local: set[str]) -> Callable[[gast.expr], boo
     came from."""
 
     def immutable(value: gast.expr) -> bool:
+        if (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id == "getattr"
+            and len(value.args) == 2
+            and isinstance(value.args[1], gast.Constant)
+            and isinstance(value.args[1].value, str)
+        ):  # (``getattr(np, "pi")``)
+            value = gast.Attribute(value=value.args[0], attr=value.args[1].value, ctx=gast.Load())
         if not isinstance(value, (gast.Name, gast.Attribute)):
             return False
         found = source.resolve(value, local)

@@ -5,6 +5,7 @@ becomes a call of ``f``'s forward-mode function, ``jvp_f(x, v)``."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -41,8 +42,10 @@ class _Fold(Transformer):
         self.changed = False
         #: the globals this fold bound (derivative objects)
         self.made: set[str] = set()
-        #: a local bound once to one of them (``g = srcad.grad(h)``) -> that global
-        self.aliases: dict[str, str] = {}
+        #: a local bound once to one of them (``g = srcad.grad(h)``), or to a function
+        #: from outside (``s = np.sin``) -> what it holds
+        self.aliases: dict[str, gast.expr] = {}
+        self.local = local_names(source.tree)
         stores: dict[str, int] = {}
         for node in gast.walk(source.tree):
             if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
@@ -52,23 +55,31 @@ class _Fold(Transformer):
     def visit_Assign(self, node: gast.Assign) -> gast.AST:
         self.generic_visit(node)
         target = node.targets[0] if len(node.targets) == 1 else None
-        if (
-            isinstance(target, gast.Name)
-            and target.id in self.once
-            and isinstance(node.value, gast.Name)
-            and node.value.id in self.made
-        ):
-            # ``g = srcad.grad(h)`` then ``g(x)``, as JAX code writes it: the calls read
-            # the derivative object itself
-            self.aliases[target.id] = node.value.id
+        pairs = [(target, node.value)]
+        if isinstance(target, gast.Tuple) and isinstance(node.value, gast.Tuple):
+            if len(target.elts) == len(node.value.elts):
+                pairs = list(zip(target.elts, node.value.elts))  # ``s, c = np.sin, np.cos``
+        for name, value in pairs:
+            if isinstance(name, gast.Name) and name.id in self.once and self.held(value):
+                # ``g = srcad.grad(h)`` then ``g(x)``, as JAX code writes it, or ``s =
+                # np.sin``: the calls read the function itself
+                self.aliases[name.id] = value
         return node
+
+    def held(self, value: gast.expr) -> bool:
+        """Whether ``value`` is a function a local may stand for: a derivative this fold
+        made, or a function, class or callable object read from outside."""
+        if isinstance(value, gast.Name) and value.id in self.made:
+            return True
+        if not isinstance(value, (gast.Name, gast.Attribute)):
+            return False
+        found = self.source.resolve(value, self.local)
+        return found is not MISSING and callable(found)
 
     def visit_Name(self, node: gast.Name) -> gast.AST:
         if isinstance(node.ctx, gast.Load) and node.id in self.aliases:
             self.changed = True
-            return gast.copy_location(
-                gast.Name(self.aliases[node.id], gast.Load(), None, None), node
-            )
+            return gast.copy_location(copy.deepcopy(self.aliases[node.id]), node)
         return node
 
     def visit_Call(self, node: gast.Call) -> gast.AST:

@@ -1,4 +1,5 @@
-"""Calls of callable objects as calls of their method: ``layer(x)`` is ``layer.__call__(x)``.
+"""Calls of callable objects as calls of their method: ``layer(x)`` is ``layer.__call__(x)``;
+and a field read by ``getattr(obj, "name")`` is ``obj.name``.
 
 An object whose class defines ``__call__`` in Python (a model's layer, a loss with
 settings) is called through that method, which srcad then reads like any method of an
@@ -26,6 +27,28 @@ def call_methods(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
             if _python_callable_object(source.resolve(node.func, local)):
                 node.func = gast.copy_location(build.attr(node.func, "__call__"), node.func)
     return tree
+
+
+def read_fields(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
+    """Each ``getattr(obj, "name")`` (a constant name, no default) as ``obj.name``."""
+    if source.lookup("getattr") is not getattr or "getattr" in local_names(tree):
+        return tree
+
+    class Fields(gast.NodeTransformer):
+        def visit_Call(self, node: gast.Call) -> gast.expr:
+            self.generic_visit(node)
+            func, args = node.func, node.args
+            if not (isinstance(func, gast.Name) and func.id == "getattr") or node.keywords:
+                return node
+            if len(args) != 2 or not isinstance(args[1], gast.Constant):
+                return node
+            name = args[1].value
+            if not (isinstance(name, str) and name.isidentifier()):
+                return node
+            field = gast.Attribute(value=args[0], attr=name, ctx=gast.Load())
+            return gast.copy_location(field, node)
+
+    return Fields().visit(tree)
 
 
 def _python_callable_object(obj: Any) -> bool:
