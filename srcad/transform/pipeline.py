@@ -36,7 +36,7 @@ from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.number_params import guard_number_params
-from srcad.transform.normalize.objects import call_methods, read_fields
+from srcad.transform.normalize.objects import call_methods
 from srcad.transform.normalize.option_forms import rewrite_option_forms
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
@@ -84,8 +84,7 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = call_methods(read_fields(source.tree, source), source)
-    tree = lower_comprehensions(lambdas_as_defs(tree), source, namer)
+    tree = lower_comprehensions(lambdas_as_defs(call_methods(source.tree, source)), source, namer)
     tree = inline_local_functions(tree, source, namer)
     tree = name_indexed_displays(tree, source, namer)
     if inline:

@@ -1288,6 +1288,15 @@ class ProgramWriter:
                 ]
                 + (["np.einsum('i->i', u)"] if len(self.shape) == 1 else [])
             )
+        pre: list[str] = []
+        held = ""
+        if rng.random() < 0.25:
+            # an element a dict's method hands back is the array itself (silently missed
+            # until stop 30)
+            self.constructs.add("elements a dict's method hands back")
+            held = rng.choice(["{'k': u}", "{'k': u, 'j': x}"])
+            pre = [f"d{v} = {held}"]
+            view = rng.choice([f"d{v}.get('k', u)", f"d{v}.get('k')", f"d{v}.get('j', u)"])
         if self.helpers and rng.random() < 0.4:
             # a helper handing back its argument from a 'try' body (not known to until
             # stop 29: the update through it was silently lost)
@@ -1326,10 +1335,14 @@ class ProgramWriter:
                 "np.diff(u, 0)",
                 "np.einsum('i->i', u)",
             )
+            or view in (f"d{v}.get('k', u)", f"d{v}.get('k')")
+            or view == f"d{v}.get('j', u)"
+            and held == "{'k': u}"
             or view.startswith("u if")
             or (view == "getattr(u, 'T')" and len(self.shape) == 1)
             or (view in ("u.T", "np.transpose(u)") and len(self.shape) == 1)
         )
+        pre = pre if view.startswith(f"d{v}.") else []  # (a later form chosen instead)
         index = self.index(names)
         update = rng.choice(
             [
@@ -1349,7 +1362,7 @@ class ProgramWriter:
             # stop 29, so an update through it was silently missed)
             self.constructs.add("views unpacked from a display")
             bind = f"{v}, {v}o = {view}, x"
-        return [bind, update, f"{target} = {self.full_expr(names)} + {read}"]
+        return [*pre, bind, update, f"{target} = {self.full_expr(names)} + {read}"]
 
     def container(self, names: list[str]) -> list[str]:
         """A list literal read back by index, a comprehension stacked into an array, a list

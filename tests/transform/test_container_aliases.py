@@ -222,3 +222,68 @@ def unpacked_then_one_updated_alone(x, y):
 
 def test_an_update_of_a_name_unpacked_from_a_display_that_nothing_else_reads():
     srcad.check_grad(unpacked_then_one_updated_alone, X, Y, wrt=(0, 1), modes=("rev", "fwd"))
+
+
+# an element handed back by a dict's or list's method is the array itself (silently wrong
+# in both modes until stop 30: the update went unseen)
+def element_by_get(x, y):
+    u = x * y
+    d = {"a": u}
+    w = d.get("a")
+    w += x
+    return np.sum(u * u)
+
+
+def element_by_get_default(x, y):
+    u = x * y
+    d = {"b": x * 1.0}
+    w = d.get("a", u)
+    w[0] = y[1]
+    return np.sum(u * u)
+
+
+def element_by_values(x, y):
+    u = x * y
+    d = {"a": u, "b": x * 2.0}
+    for w in d.values():
+        w += y
+    return np.sum(u * u)
+
+
+def element_by_items(x, y):
+    u = x * y
+    d = {"a": u}
+    for _, w in d.items():
+        w *= y
+    return np.sum(u * u)
+
+
+def element_by_pop(x, y):
+    u = x * y
+    xs = [u, x * 1.0]
+    w = xs.pop(0)
+    w += y
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize(
+    "f",
+    [element_by_get, element_by_get_default, element_by_values, element_by_items, element_by_pop],
+    ids=lambda f: f.__name__,
+)
+def test_an_update_of_an_element_a_method_hands_back_is_refused(f, mode):
+    with pytest.raises(srcad.TransformError, match="memory with 'u' read later"):
+        srcad.check_grad(f, X.copy(), Y.copy(), wrt=(0, 1), modes=(mode,))
+
+
+def element_by_get_not_read_again(x, y):
+    d = {"a": x * y}
+    w = d.get("a")
+    w += x
+    return np.sum(w * w)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_an_element_a_method_hands_back_is_differentiated(mode):
+    srcad.check_grad(element_by_get_not_read_again, X.copy(), Y.copy(), wrt=(0, 1), modes=(mode,))

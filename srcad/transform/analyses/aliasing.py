@@ -147,6 +147,8 @@ def _no_copy(call: gast.Call) -> bool:
 
 
 _CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+#: methods of dicts and lists handing back elements they hold
+ELEMENT_METHODS = {"get", "setdefault", "pop", "popitem", "values", "items"}
 #: methods that put their arguments into the container they are called on
 CONTAINER_STORES = {"append", "extend", "insert", "add", "update", "setdefault"}
 
@@ -159,6 +161,12 @@ def held_names(value: gast.expr) -> set[str]:
         return {name for part in parts for name in held_names(part)}
     if isinstance(value, gast.Starred):
         return held_names(value.value)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        if value.func.attr in ELEMENT_METHODS:
+            # ``d.get("a")``, ``d.values()``, ``xs.pop()``: elements of the container
+            # itself, or the default given
+            given = (name for arg in value.args[1:] for name in held_names(arg))
+            return held_names(value.func.value) | set(given)
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
         if value.func.id in ("list", "tuple", "dict") and not value.keywords:
             return {name for arg in value.args for name in held_names(arg)}

@@ -16,6 +16,7 @@ import numpy as np
 
 from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import (
+    ELEMENT_METHODS,
     Aliases,
     arguments_of,
     carry,
@@ -677,6 +678,8 @@ def _unseen_method_arguments(call: gast.Call, local: set[str]) -> list[tuple[str
     func = call.func
     if not isinstance(func, gast.Attribute) or hasattr(np.ndarray, func.attr):
         return []
+    if func.attr in ELEMENT_METHODS:
+        return []  # (``d.get(k, u)``: its elements or the default, aliasing.held_names)
     if isinstance(func.value, gast.Name) and func.value.id not in local:
         return []  # (a module's function, or a global object's: resolved where it can be)
     where = f"the class of its object is known only when the function runs: .{func.attr}()"

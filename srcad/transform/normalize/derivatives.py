@@ -16,6 +16,7 @@ from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
 from srcad.transform.nodes import Transformer
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.objects import read_fields
 
 #: The derivative factories (``srcad.grad``, ``srcad.value_and_grad``), filled in by the API.
 FACTORIES: set[Callable] = set()
@@ -30,6 +31,7 @@ INSIDE: dict[Callable, Callable[[Any, gast.Call], gast.AST]] = {}
 
 def fold_derivatives(source: Source, namer: Namer) -> bool:
     """Replace each factory call with constant arguments by a name bound to its result."""
+    source.tree = read_fields(source.tree, source)  # (``s = getattr(np, "sin")`` too)
     folder = _Fold(source, namer)
     folder.visit(source.tree)
     return folder.changed
