@@ -118,6 +118,9 @@ class Tray:
     def total(self):
         return np.sum(self.cells) * 0.5
 
+    def spare(self, n):
+        return SCRATCH[:n]
+
 
 def swapped(p, q):
     return q, p
@@ -1147,6 +1150,8 @@ class ProgramWriter:
             get = rng.choice(["peek(2)", "taken(2)", "peek(3)[1:]"])
             if rng.random() < 0.25:  # (the field read by name: getattr, stop 30 too)
                 get = "cells[:2]"
+            elif rng.random() < 0.2:  # (a global array the method hands back, stop 30 too)
+                get = "spare(2)"
             update = rng.choice([
                 f"{g} += {self.scalar(names)}", f"{g} *= np.cos({self.scalar(names)})",
                 f"{g}[0] = {self.scalar(names)}",

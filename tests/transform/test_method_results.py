@@ -144,6 +144,46 @@ def updated_through_vars(x):
     return h.score()
 
 
+TABLE = np.linspace(0.5, 1.5, 3)
+
+
+class Lookup:
+    def table(self):
+        return TABLE
+
+    def rows(self, n):
+        return TABLE[:n]
+
+
+def updated_global_through_a_method(x):
+    h = Lookup()
+    w = h.table()
+    w += x
+    return np.sum(TABLE * x)
+
+
+def written_global_through_a_method(x):
+    h = Lookup()
+    w = h.rows(2)
+    w[0] = x[0] ** 2
+    return np.sum(TABLE * x)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize(
+    "f",
+    [updated_global_through_a_method, written_global_through_a_method],
+    ids=lambda f: f.__name__,
+)
+def test_a_global_array_a_method_hands_back_changed_in_place_is_refused(f, mode):
+    # (a method of an object made in the function, its class read there: silently wrong in
+    # both modes until stop 30, as a helper returning a global array was until stop 29)
+    before = TABLE.copy()
+    with pytest.raises(srcad.TransformError, match="may return the array 'TABLE' it reads from"):
+        srcad.check_grad(f, X3.copy(), modes=(mode,))
+    np.testing.assert_array_equal(TABLE, before)
+
+
 REFUSED = [
     updated_through_an_object_in_a_list,
     updated_through_an_object_it_holds,

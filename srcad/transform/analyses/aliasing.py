@@ -360,7 +360,9 @@ def carry(
     again: the pairs of every path count after it; ``break``/``continue`` end a turn too.
     ``returned(call)`` names the variables whose arrays a call may return (a user function
     handing back its argument), if any."""
-    jumps: list[dict[type, Aliases]] = []  # per enclosing loop: the states at break/continue
+    # per enclosing loop: the states at break/continue (none where no path reaches one: an
+    # empty state merged in would drop what every path holds, such as a name's being a dict)
+    jumps: list[dict[type, Aliases]] = []
 
     def walk(stmts: list[gast.stmt], loops: list[gast.stmt], aliases: Aliases, final: bool):
         for stmt in stmts:
@@ -395,7 +397,11 @@ def carry(
                     aliases.merge(walk(handler.body, loops, entry.copy(), final))
                 aliases = walk(stmt.finalbody, loops, aliases, final)
             elif isinstance(stmt, (gast.Break, gast.Continue)) and jumps:
-                jumps[-1][type(stmt)].merge(aliases)
+                exits = jumps[-1]
+                if type(stmt) in exits:
+                    exits[type(stmt)].merge(aliases)
+                else:
+                    exits[type(stmt)] = aliases.copy()
             elif isinstance(stmt, (gast.For, gast.While)) and _turns(stmt) == 0:
                 aliases = walk(stmt.orelse, loops, aliases, final)  # the body never runs
             elif isinstance(stmt, (gast.For, gast.While)):
@@ -403,12 +409,14 @@ def carry(
                 # the state at the top of a turn: before the loop, or after any turn
                 top = aliases
                 while True:
-                    jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
+                    jumps.append({})
                     end = walk(stmt.body, inner, _turn(stmt, top, returned), False)
-                    end.merge(jumps.pop()[gast.Continue])
+                    exits = jumps.pop()
+                    if gast.Continue in exits:
+                        end.merge(exits[gast.Continue])
                     if not top.merge(end):
                         break
-                jumps.append({gast.Break: Aliases(), gast.Continue: Aliases()})
+                jumps.append({})
                 last = walk(stmt.body, inner, _turn(stmt, top, returned), final)
                 for exits in jumps.pop().values():  # a last turn may end at either
                     last.merge(exits)

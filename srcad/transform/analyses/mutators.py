@@ -9,6 +9,7 @@ import ast
 import functools
 import inspect
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
@@ -505,6 +506,18 @@ def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[s
     if found is None:
         return {}
     callee, function = found
+    outside = outside_arrays(function)
+    summary = _summary(function)
+    memory, where = _returned_receiver(call, callee, function, summary.returned)
+    if memory is not None and memory not in local:
+        # a method of an object from outside the function handing back part of it
+        outside[memory] = where
+    return outside
+
+
+def outside_arrays(function: Callable) -> dict[str, str]:
+    """The arrays from outside a user function (globals, a closure's variables) that it
+    may return, or a view of them: name -> 'file:line'."""
     # (an array the function reads from outside now: a number would be rebound, not changed)
     scope = dict(function.__globals__)
     closure = function.__closure__ or ()
@@ -514,14 +527,9 @@ def returned_outside(call: gast.Call, source: Source, local: set[str]) -> dict[s
         except ValueError:  # (a cell not filled yet)
             continue
     summary = _summary(function)
-    outside = {
+    return {
         n: w for n, w in summary.returned_outside.items() if isinstance(scope.get(n), np.ndarray)
     }
-    memory, where = _returned_receiver(call, callee, function, summary.returned)
-    if memory is not None and memory not in local:
-        # a method of an object from outside the function handing back part of it
-        outside[memory] = where
-    return outside
 
 
 def _called_function(call: gast.Call, source: Source, local: set[str]) -> tuple | None:

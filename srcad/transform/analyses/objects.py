@@ -52,6 +52,37 @@ def method_objects(
     return returned
 
 
+def user_methods(
+    body: list[gast.stmt], source: Source, local: set[str]
+) -> Callable[[gast.Call], Callable | None]:
+    """The Python function a call of a method runs where its object is a local made by a
+    class of the user's (``h = Holder()``, then ``h.weights()``), else None."""
+    makers = _makers(body)
+
+    def method(call: gast.Call) -> Callable | None:
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+            return None
+        made = makers.get(func.value.id) if func.value.id in local else None
+        classes = {_user_class(value, source, local) for value in made or [None]}
+        if len(classes) != 1 or None in classes:
+            return None
+        found = inspect.getattr_static(classes.pop(), func.attr, None)
+        return found if inspect.isfunction(found) else None
+
+    return method
+
+
+def _user_class(value: gast.expr | None, source: Source, local: set[str]) -> type | None:
+    """The class of the user's that ``value`` calls to make an object, if it is one."""
+    if not isinstance(value, gast.Call):
+        return None
+    maker = source.resolve(value.func, local)
+    if maker is MISSING or not inspect.isclass(maker) or is_library_function(maker):
+        return None
+    return maker
+
+
 def _makers(body: list[gast.stmt]) -> dict[str, list[gast.expr] | None]:
     """What each local name is bound to, where every binding is ``name = value`` (None for
     a name also bound otherwise: a loop, an unpacking, an update)."""

@@ -43,10 +43,12 @@ from srcad.transform.analyses.mutators import (
     Mutation,
     describe,
     mutation_of,
+    outside_arrays,
     returned_arguments,
     returned_outside,
     unknown_effect,
 )
+from srcad.transform.analyses.objects import user_methods
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -103,6 +105,7 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
     # each call whose result a name may take: ``v = h(y)``, ``a, b = h(x, u)`` (a helper
     # returning its argument in a tuple, either name), ``v, w = h(x, u), x`` (the call's
     # result one element of a display)
+    methods = user_methods(tree.body, source, local)
     held = [
         (stmt, name, call)
         for stmt in all_statements(tree.body)
@@ -124,15 +127,23 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
                     )
         for stmt, name, call in pairs:
             if name in changed:
-                _refuse_outside_arrays_changed(stmt, name, call, source, local)
+                _refuse_outside_arrays_changed(stmt, name, call, source, local, methods)
 
 
 def _refuse_outside_arrays_changed(
-    stmt: gast.Assign, name: str, call: gast.Call, source: Source, local: set[str]
+    stmt: gast.Assign,
+    name: str,
+    call: gast.Call,
+    source: Source,
+    local: set[str],
+    methods: Callable[[gast.Call], Callable | None],
 ) -> None:
     """``v = h()`` where ``h`` may return a global array (or a view of it) and ``v`` is then
-    changed in place: that would change the array outside the function."""
-    for outside, where in returned_outside(call, source, local).items():
+    changed in place: that would change the array outside the function. (``h`` may be a
+    method of an object the function makes: ``obj = Holder(); v = obj.table()``.)"""
+    method = methods(call)
+    found = returned_outside(call, source, local) if method is None else outside_arrays(method)
+    for outside, where in found.items():
         raise source.error(
             f"'{describe(call.func)}' may return the array '{outside}' it reads from outside "
             f"the function ({where}), and '{name}' is changed in place: that would change "
