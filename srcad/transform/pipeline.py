@@ -29,7 +29,7 @@ from srcad.transform.normalize.helper_results import split_helper_results
 from srcad.transform.normalize.helpers import inline_helpers
 from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
-from srcad.transform.normalize.lists import lower_lists
+from srcad.transform.normalize.lists import join_displays, lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
 from srcad.transform.normalize.loops import desugar_loops, unroll_constant_loops
 from srcad.transform.normalize.mutating_calls import lower_mutating_calls
@@ -84,7 +84,8 @@ def normalize(
     """The function in A-normal form with structured control flow: one operation per
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
-    tree = lower_comprehensions(lambdas_as_defs(call_methods(source.tree, source)), source, namer)
+    tree = join_displays(lambdas_as_defs(call_methods(source.tree, source)), source)
+    tree = lower_comprehensions(tree, source, namer)
     tree = inline_local_functions(tree, source, namer)
     tree = name_indexed_displays(tree, source, namer)
     if inline:

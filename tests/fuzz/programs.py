@@ -1393,8 +1393,18 @@ class ProgramWriter:
                     f"{items} = np.stack({items})[{k}] + {items}[{j}] * 0.5",
                     f"{target} = {items} * 0.5 + {target} * 0.5",
                 ]
+            display = f"[{', '.join(parts)}]"
+            if rng.random() < 0.3:
+                # the list written out as a join or a repeat (a join was differentiated as an
+                # addition of arrays until stop 30: silently wrong)
+                self.constructs.add("lists joined or repeated with an operator")
+                display = rng.choice(
+                    [f"[{parts[0]}] + [{', '.join(parts[1:])}]", f"2 * [{', '.join(parts)}]"]
+                )
+                if display.startswith("2 *"):
+                    k, j = k + len(parts), j
             return [
-                f"{items} = [{', '.join(parts)}]",
+                f"{items} = {display}",
                 f"{target} = {items}[{k}] * 0.5 + np.sin({items}[{j}])",
             ]
         if kind < 0.5 and self.mutable:

@@ -167,12 +167,47 @@ def held_names(value: gast.expr) -> set[str]:
             # itself, or the default given
             given = (name for arg in value.args[1:] for name in held_names(arg))
             return held_names(value.func.value) | set(given)
+    if isinstance(value, gast.BinOp) and _joined(value):
+        # ``[u] + [x]``, ``[u] * 2``: a new list holding the same arrays
+        return held_names(value.left) | held_names(value.right)
+    if isinstance(value, gast.Call) and _shallow(value.func):
+        # ``copy.copy(d)``, ``zip(xs, ys)``, ``sorted(xs)``: the same arrays, or an
+        # object's same fields
+        return {name for arg in value.args for name in held_names(arg)}
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
         if value.func.id in ("list", "tuple", "dict") and not value.keywords:
             return {name for arg in value.args for name in held_names(arg)}
         if value.func.id == "dict":
             return {name for kw in value.keywords for name in held_names(kw.value)}
     return viewed_names(value)
+
+
+def _joined(value: gast.BinOp, containers: set[str] = frozenset()) -> bool:
+    """Whether ``value`` joins or repeats lists or tuples (``[u] + [x]``, ``xs + ys`` of
+    names bound to containers, ``[u] * 2``)."""
+    if not isinstance(value.op, (gast.Add, gast.Mult)):
+        return False
+    return any(
+        is_container(side)
+        or (isinstance(side, gast.Name) and side.id in containers)
+        or (isinstance(side, gast.BinOp) and _joined(side, containers))
+        for side in (value.left, value.right)
+    )
+
+
+def _shallow(func: gast.expr) -> bool:
+    """Whether calling ``func`` makes a shallow copy or an iterator of what it is given."""
+    if isinstance(func, gast.Name):
+        return func.id in _SHALLOW_BUILTINS
+    return (
+        isinstance(func, gast.Attribute)
+        and isinstance(func.value, gast.Name)
+        and (func.value.id, func.attr) in (("copy", "copy"), ("itertools", "chain"))
+    )
+
+
+#: builtins handing back the very objects they are given, in a new container or iterator
+_SHALLOW_BUILTINS = {"zip", "enumerate", "reversed", "sorted", "iter", "filter"}
 
 
 def held_calls(value: gast.expr) -> list[gast.Call]:
@@ -268,8 +303,12 @@ class Aliases:
     def assign(self, target: str, value: gast.expr) -> None:
         """Record ``target = value``."""
         # ``a = a[::-1]``: the new ``a`` views what the old one shared memory with
+        sources = held_names(value)
+        joined = isinstance(value, gast.BinOp) and _joined(value, self.maybe_containers)
+        if joined:  # (``ys = xs + [x]`` of a list name: its arrays too)
+            sources |= held_names(value.left) | held_names(value.right)
         shared = set()
-        for source in held_names(value):
+        for source in sources:
             if not self.is_number(source):
                 shared |= self.others(source) | {source}
         fixed = self.immutable is not None and self.immutable(value)
@@ -281,7 +320,7 @@ class Aliases:
         number = fixed or _number(value, self)
         (self.numbers if number else self.non_numbers).add(target)
         (self.non_numbers if number else self.numbers).discard(target)
-        if is_container(value):
+        if is_container(value) or joined:
             self.maybe_containers.add(target)
             self.containers.add(target)
         else:

@@ -15,6 +15,8 @@ it for its length and its elements' shapes only (a static operand of the helper'
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from srcad.adjoints.registry import lookup
@@ -93,6 +95,64 @@ class _Lower:
             type_comment=None,
         )
         return [self.mark(loop, stmt)]
+
+
+def join_displays(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
+    """``[a] + [b]`` is ``[a, b]`` and ``[a] * 2`` is ``[a, a]``, as Python joins and repeats
+    lists (not the arrays NumPy would add or scale: read so, they were silently wrong); any
+    other join of a list written in the function (``[a] + [b][:1]``) is refused."""
+    builtin_list = source.lookup("list") is list
+
+    class Join(gast.NodeTransformer):
+        def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+            self.generic_visit(node)
+            left, right = node.left, node.right
+            if isinstance(node.op, gast.Add) and _lists(left, right):
+                joined = gast.List(elts=[*left.elts, *right.elts], ctx=gast.Load())
+                return gast.copy_location(joined, node)
+            if isinstance(node.op, gast.Mult):
+                display, count = (left, right) if isinstance(left, gast.List) else (right, left)
+                if _lists(display) and _count(count):
+                    elts = [copy.deepcopy(e) for _ in range(count.value) for e in display.elts]
+                    return gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), node)
+            if isinstance(node.op, gast.Add) and (
+                _list_value(left, builtin_list) or _list_value(right, builtin_list)
+            ):
+                raise source.error(
+                    "joining or repeating lists with an operator is supported for lists "
+                    "written out ([a] + [b], [a] * 2); write the list out, or extend one list "
+                    "(xs.extend(ys), xs += ys)",
+                    node,
+                )
+            return node
+
+    return Join().visit(tree)
+
+
+def _list_value(node: gast.expr, builtin_list: bool) -> bool:
+    """Whether ``node`` is surely a list: a display or comprehension, ``list(...)``, a slice
+    of one, an element of a display of lists."""
+    if isinstance(node, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        return builtin_list and node.func.id == "list"
+    if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+        return _list_value(node.value, builtin_list)
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.List):
+        return bool(node.value.elts) and all(_list_value(e, builtin_list) for e in node.value.elts)
+    return False
+
+
+def _lists(*nodes: gast.expr) -> bool:
+    return all(
+        isinstance(n, gast.List) and not any(isinstance(e, gast.Starred) for e in n.elts)
+        for n in nodes
+    )
+
+
+def _count(node: gast.expr) -> bool:
+    """A small non-negative int written out (a repeat count worth writing out)."""
+    return isinstance(node, gast.Constant) and type(node.value) is int and 0 <= node.value <= 64
 
 
 def _method_call(stmt: gast.stmt) -> gast.Call | None:
