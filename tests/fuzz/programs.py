@@ -121,6 +121,9 @@ class Tray:
     def spare(self, n):
         return SCRATCH[:n]
 
+    def __call__(self, n):
+        return self.cells[:n]
+
 
 def swapped(p, q):
     return q, p
@@ -1152,15 +1155,22 @@ class ProgramWriter:
                 get = "cells[:2]"
             elif rng.random() < 0.2:  # (a global array the method hands back, stop 30 too)
                 get = "spare(2)"
+            elif rng.random() < 0.2:  # (the object called, or its bound method held)
+                get = rng.choice(["__call__", "peek"])
             update = rng.choice([
                 f"{g} += {self.scalar(names)}", f"{g} *= np.cos({self.scalar(names)})",
                 f"{g}[0] = {self.scalar(names)}",
             ])  # fmt: skip
             read = rng.choice([f"{t}.total()", f"np.sum({g})"])
             bind = f"{g} = {t}.{get}" if get != "cells[:2]" else f"{g} = getattr({t}, 'cells')[:2]"
+            binds = [bind]
+            if get == "__call__":
+                binds = [f"{g} = {t}(2)"]
+            elif get == "peek":
+                binds = [f"{g}m = {t}.peek", f"{g} = {g}m(2)"]
             return [
                 f"{t} = Tray()",
-                bind,
+                *binds,
                 update,
                 f"{target} = {self.full_expr(names)} + {read} * 0.5",
             ]

@@ -387,9 +387,16 @@ def repeated_list_read_by_index(x, y):
     return np.sum(xs[0] * xs[1] * y)
 
 
+def repeated_tuple_read_by_index(x, y):
+    t = (x * y,) * 2  # (refused until stop 30: "building a container")
+    return np.sum(t[0] * t[1])
+
+
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 @pytest.mark.parametrize(
-    "f", [joined_lists_read_by_index, repeated_list_read_by_index], ids=lambda f: f.__name__
+    "f",
+    [joined_lists_read_by_index, repeated_list_read_by_index, repeated_tuple_read_by_index],
+    ids=lambda f: f.__name__,
 )
 def test_lists_written_out_and_joined_are_lists(f, mode):
     srcad.check_grad(f, X.copy(), Y.copy(), wrt=(0, 1), modes=(mode,))

@@ -184,7 +184,35 @@ def test_a_global_array_a_method_hands_back_changed_in_place_is_refused(f, mode)
     np.testing.assert_array_equal(TABLE, before)
 
 
+class Callable_:
+    def __init__(self):
+        self.W = np.linspace(0.5, 1.5, 3)
+
+    def __call__(self):
+        return self.W
+
+    def score(self):
+        return np.sum(self.W**2)
+
+
+def updated_through_a_called_object(x):
+    h = Callable_()
+    w = h()
+    w += x
+    return h.score()
+
+
+def updated_through_a_bound_method_held(x):
+    h = Plain()
+    get = h.weights
+    w = get()
+    w += x
+    return h.score()
+
+
 REFUSED = [
+    updated_through_a_called_object,
+    updated_through_a_bound_method_held,
     updated_through_an_object_in_a_list,
     updated_through_an_object_it_holds,
     updated_through_getattr,

@@ -37,6 +37,13 @@ def method_objects(
 
     def returned(call: gast.Call) -> set[str]:
         func = call.func
+        if isinstance(func, gast.Name) and func.id in local:
+            # a local holding an object called (``h()``: its ``__call__``) or a bound method
+            # (``get = h.weights``, which views ``h``)
+            made = makers.get(func.id)
+            if made is not None and all(_fresh(v, "__call__", source, local) for v in made):
+                return set()
+            return {func.id}
         if not isinstance(func, gast.Attribute) or func.attr in KNOWN_METHODS:
             return set()
         receiver = func.value

@@ -99,7 +99,8 @@ class _Lower:
 
 def join_displays(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     """``[a] + [b]`` is ``[a, b]`` and ``[a] * 2`` is ``[a, a]``, as Python joins and repeats
-    lists (not the arrays NumPy would add or scale: read so, they were silently wrong); any
+    lists (not the arrays NumPy would add or scale: read so, they were silently wrong), and
+    tuples likewise (``(a,) * 2`` was refused); any
     other join of a list written in the function (``[a] + [b][:1]``) is refused."""
     builtin_list = source.lookup("list") is list
 
@@ -107,14 +108,14 @@ def join_displays(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
         def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
             self.generic_visit(node)
             left, right = node.left, node.right
-            if isinstance(node.op, gast.Add) and _lists(left, right):
-                joined = gast.List(elts=[*left.elts, *right.elts], ctx=gast.Load())
+            if isinstance(node.op, gast.Add) and _displays(left, right):
+                joined = type(left)(elts=[*left.elts, *right.elts], ctx=gast.Load())
                 return gast.copy_location(joined, node)
             if isinstance(node.op, gast.Mult):
-                display, count = (left, right) if isinstance(left, gast.List) else (right, left)
-                if _lists(display) and _count(count):
+                display, count = (right, left) if _count(left) else (left, right)
+                if _displays(display) and _count(count):
                     elts = [copy.deepcopy(e) for _ in range(count.value) for e in display.elts]
-                    return gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), node)
+                    return gast.copy_location(type(display)(elts=elts, ctx=gast.Load()), node)
             if isinstance(node.op, gast.Add) and (
                 _list_value(left, builtin_list) or _list_value(right, builtin_list)
             ):
@@ -143,10 +144,13 @@ def _list_value(node: gast.expr, builtin_list: bool) -> bool:
     return False
 
 
-def _lists(*nodes: gast.expr) -> bool:
-    return all(
-        isinstance(n, gast.List) and not any(isinstance(e, gast.Starred) for e in n.elts)
-        for n in nodes
+def _displays(*nodes: gast.expr) -> bool:
+    """Whether ``nodes`` are list displays, or tuple displays, all of one kind, unstarred."""
+    kinds = {type(n) for n in nodes}
+    return (
+        len(kinds) == 1
+        and kinds <= {gast.List, gast.Tuple}
+        and not any(isinstance(e, gast.Starred) for n in nodes for e in n.elts)
     )
 
 
