@@ -92,7 +92,8 @@ def normalize(
         # ``args = (a, b); f(*args)``: the star spread first, so the call can be written out
         tree = spread_stars(split_tuples(tree, namer, builtin_len=source.lookup("len") is len))
         helpers, names = inline_helpers(tree, source, namer)
-        tree = name_indexed_displays(tree, source, namer)  # (in the helpers written out)
+        # (in the helpers written out)
+        tree = name_indexed_displays(join_displays(tree, source), source, namer)
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
     tree = lower_try(tree, source, namer)

@@ -1404,16 +1404,19 @@ class ProgramWriter:
                     f"{target} = {items} * 0.5 + {target} * 0.5",
                 ]
             display = f"[{', '.join(parts)}]"
+            named: list[str] = []
             if rng.random() < 0.3:
-                # the list written out as a join or a repeat (a join was differentiated as an
-                # addition of arrays until stop 30: silently wrong)
+                # the list written out as a join or a repeat (each was differentiated as
+                # NumPy's addition or scaling of arrays until stop 30: silently wrong)
                 self.constructs.add("lists joined or repeated with an operator")
-                display = rng.choice(
-                    [f"[{parts[0]}] + [{', '.join(parts[1:])}]", f"2 * [{', '.join(parts)}]"]
-                )
-                if display.startswith("2 *"):
-                    k, j = k + len(parts), j
+                display = f"[{parts[0]}] + [{', '.join(parts[1:])}]"
+                if rng.random() < 0.5:  # (a repeat of names: computed values are refused)
+                    named = [f"{items}e{i} = {part}" for i, part in enumerate(parts)]
+                    elements = ", ".join(f"{items}e{i}" for i in range(len(parts)))
+                    display = f"2 * [{elements}]"
+                    k = k + len(parts)
             return [
+                *named,
                 f"{items} = {display}",
                 f"{target} = {items}[{k}] * 0.5 + np.sin({items}[{j}])",
             ]

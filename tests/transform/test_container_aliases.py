@@ -383,12 +383,14 @@ def joined_lists_read_by_index(x, y):
 
 
 def repeated_list_read_by_index(x, y):
-    xs = 2 * [x * y]
-    return np.sum(xs[0] * xs[1] * y)
+    xy = x * y
+    xs = 2 * [xy, x]
+    return np.sum(xs[0] * 2.0 + xs[3] ** 2 * y)
 
 
 def repeated_tuple_read_by_index(x, y):
-    t = (x * y,) * 2  # (refused until stop 30: "building a container")
+    xy = x * y
+    t = (xy,) * 2  # (refused until stop 30: "building a container")
     return np.sum(t[0] * t[1])
 
 
@@ -407,6 +409,25 @@ def joined_with_a_slice(x, y):
     return np.sum(xs[0] * xs[1])
 
 
-def test_other_joins_of_lists_are_refused():
+def repeated_computed_values(x, y):
+    xs = [x * y, x] * 2  # (NumPy's scaling of an array until stop 30: silently wrong)
+    return np.sum(xs[0] * 2.0 + xs[3] ** 2 * y)
+
+
+def test_other_joins_and_repeats_of_lists_are_refused():
     with pytest.raises(srcad.TransformError, match="joining or repeating lists"):
         srcad.grad(joined_with_a_slice)(X.copy(), Y.copy())
+    with pytest.raises(srcad.TransformError, match="repeating a list or tuple of computed"):
+        srcad.grad(repeated_computed_values)(X.copy(), Y.copy())
+
+
+def constants_repeated(x, y):
+    scales = [0.5] * 2
+    n = len(scales)
+    steps = [-1.0] * n
+    return np.sum(x * scales[0] + y * scales[1] * steps[n - 1])
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_a_list_of_constants_repeated_still_works(mode):
+    srcad.check_grad(constants_repeated, X.copy(), Y.copy(), wrt=(0, 1), modes=(mode,))

@@ -110,16 +110,14 @@ def _makers(body: list[gast.stmt]) -> dict[str, list[gast.expr] | None]:
 
 def _fresh(value: gast.expr, method: str, source: Source, local: set[str]) -> bool:
     """Whether ``method`` of the object ``value`` makes surely hands back no part of it."""
-    if not isinstance(value, gast.Call):
-        return False
-    maker = source.resolve(value.func, local)
-    if maker is MISSING:
-        return False
-    if is_library_function(maker):
-        return True  # a library's object (a random generator): its methods make new arrays
-    if not inspect.isclass(maker):
-        return False  # a user function's object: its class is known only when it runs
-    found = inspect.getattr_static(maker, method, None)
+    if isinstance(value, gast.Call):
+        maker = source.resolve(value.func, local)
+        if maker is not MISSING and is_library_function(maker):
+            return True  # a library's object (a random generator): its methods make new arrays
+    made_by = _user_class(value, source, local)
+    if made_by is None:
+        return False  # (a user function's object: its class is known only when it runs)
+    found = inspect.getattr_static(made_by, method, None)
     if isinstance(found, (staticmethod, classmethod)):
         return True
     if not inspect.isfunction(found):
@@ -136,15 +134,7 @@ def shares_nothing(source: Source, local: set[str]) -> Callable[[gast.expr], boo
     came from."""
 
     def immutable(value: gast.expr) -> bool:
-        if (
-            isinstance(value, gast.Call)
-            and isinstance(value.func, gast.Name)
-            and value.func.id == "getattr"
-            and len(value.args) == 2
-            and isinstance(value.args[1], gast.Constant)
-            and isinstance(value.args[1].value, str)
-        ):  # (``getattr(np, "pi")``)
-            value = gast.Attribute(value=value.args[0], attr=value.args[1].value, ctx=gast.Load())
+        # (``getattr(np, "pi")`` is ``np.pi`` by now: normalize/objects.py ``read_fields``)
         if not isinstance(value, (gast.Name, gast.Attribute)):
             return False
         found = source.resolve(value, local)

@@ -113,9 +113,18 @@ def join_displays(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 return gast.copy_location(joined, node)
             if isinstance(node.op, gast.Mult):
                 display, count = (right, left) if _count(left) else (left, right)
-                if _displays(display) and _count(count):
+                # (names and numbers only: ``[np.zeros(3)] * 2`` holds one array twice, which
+                # writing the call out twice would make two)
+                if _displays(display) and _count(count) and all(map(_atom, display.elts)):
                     elts = [copy.deepcopy(e) for _ in range(count.value) for e in display.elts]
                     return gast.copy_location(type(display)(elts=elts, ctx=gast.Load()), node)
+                if _displays(display) and not all(map(_constant, display.elts)):
+                    # (read as NumPy's scaling of an array: silently wrong until stop 30)
+                    raise source.error(
+                        "repeating a list or tuple of computed values is supported for names "
+                        "and a count written out (xy = x * y; [xy] * 2)",
+                        node,
+                    )
             if isinstance(node.op, gast.Add) and (
                 _list_value(left, builtin_list) or _list_value(right, builtin_list)
             ):
@@ -152,6 +161,18 @@ def _displays(*nodes: gast.expr) -> bool:
         and kinds <= {gast.List, gast.Tuple}
         and not any(isinstance(e, gast.Starred) for n in nodes for e in n.elts)
     )
+
+
+def _atom(node: gast.expr) -> bool:
+    return isinstance(node, gast.Name) or _constant(node)
+
+
+def _constant(node: gast.expr) -> bool:
+    """A constant written out (``None``, ``0.0``, ``-1``): a list of them repeated any number
+    of times holds no computed value."""
+    if isinstance(node, gast.UnaryOp):
+        return _constant(node.operand)
+    return isinstance(node, gast.Constant)
 
 
 def _count(node: gast.expr) -> bool:
