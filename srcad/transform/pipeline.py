@@ -37,7 +37,7 @@ from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
 from srcad.transform.normalize.number_params import guard_number_params
 from srcad.transform.normalize.objects import call_methods
-from srcad.transform.normalize.option_forms import rewrite_option_forms
+from srcad.transform.normalize.option_forms import drop_copy_options, rewrite_option_forms
 from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
@@ -108,6 +108,7 @@ def normalize(
     tree = stack_literals(tree, source, namer)
     tree = spread_stars(flatten_display_arguments(tree, source, namer))
     tree = guard_number_params(fence(tree, source), source, namer)
+    tree = drop_copy_options(tree, source)
     tree = refuse_none_returns(tree, source, namer)
     tree = lower_dicts(unroll_constant_loops(desugar(tree)), source, namer)
     source.lists = lower_lists(tree, source, namer)

@@ -57,6 +57,18 @@ class _Displays(gast.NodeTransformer):
         return node
 
 
+def drop_copy_options(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
+    """``np.array(u, copy=None)`` (or ``np.asarray(u, copy=False)``) is ``np.array(u)`` to
+    the derivative: run after the alias checks (``fence.py``), which refuse any update that
+    would show whether the result is ``u`` itself, so only the value is left to tell."""
+    local = local_names(tree)
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and node.keywords:
+            if source.resolve(node.func, local) in (numpy.array, numpy.asarray):
+                node.keywords = [kw for kw in node.keywords if kw.arg != "copy"]
+    return tree
+
+
 def _singular_values(call: gast.Call) -> None:
     """``svd(a, ..., compute_uv=False)`` (not hermitian) as ``svdvals(a)``."""
     if any(isinstance(a, gast.Starred) for a in call.args) or any(

@@ -23,6 +23,8 @@ read. A ``finally:`` block runs after either arm.
 
 from __future__ import annotations
 
+import builtins
+
 import gast
 
 from srcad.runtime.attempts import attempted
@@ -324,6 +326,7 @@ def restore_try(function: gast.FunctionDef, marker: str | None, namer: Namer) ->
         # a tape the arm makes (a helper's, written out) goes with it when it fails
         tapes = sorted(_pushed_tapes(branch.body) - _assigned(branch.body))
         marks = {tape: namer.fresh(f"{tape}_mark") for tape in tapes}
+        length = namer.bind_global(builtins.len, "len") if marks else "len"
         kind = None
         if call.args:
             kind = call.args[0] if len(call.args) == 1 else build.tuple_(call.args)
@@ -343,7 +346,9 @@ def restore_try(function: gast.FunctionDef, marker: str | None, namer: Namer) ->
         body = [s for s in branch.body if not isinstance(s, gast.Pass)] or [gast.Pass()]
         attempt = gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[])
         counts = [
-            build.assign(mark, build.call("len", build.load(tape))) for tape, mark in marks.items()
+            # (``len`` bound as srcad's own: the function may have a variable of that name)
+            build.assign(mark, build.call(length, build.load(tape)))
+            for tape, mark in marks.items()
         ]
         saves = [build.assign(copy, build.load(name)) for name, copy in saved.items()]
         return [*counts, *saves, attempt]
