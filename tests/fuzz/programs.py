@@ -1774,7 +1774,10 @@ class ProgramWriter:
         lines += ["    " + line for stmt in body for line in stmt]
         extra = " + b * c + u"
         text = "\n".join(lines)
-        free = [n for n in ("range", "reversed", "len", "zip") if f"{n}(" not in text]
+        # (``slice``: the generated code writes an index as ``slice(...)``; a variable of
+        # that name, or ``len`` beside a try, broke it until stop 30)
+        names = ("range", "reversed", "len", "zip", "slice", "max")
+        free = [n for n in names if f"{n}(" not in text]
         if free and self.rng.random() < 0.1:
             # a local named as a builtin the derivative code may call (a `range` once broke
             # a while loop's backward pass)
