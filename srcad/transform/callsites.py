@@ -33,14 +33,7 @@ from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.helper_results import returned_keys, returns_dict
 from srcad.transform.normalize.walk import all_statements
-from srcad.transform.ops import (
-    USER_CALL,
-    Op,
-    classify,
-    differentiable_operand_names,
-    operand_names,
-    tape_call,
-)
+from srcad.transform.ops import USER_CALL, Op, classify, operand_names, tape_call
 from srcad.transform.templates import refuse_unknown_stars
 
 
@@ -80,8 +73,6 @@ def rewrite_user_calls(
             continue
         target = stmt.targets[0]
         if is_method_of_object(op, activity):
-            if not differentiable_operand_names(stmt.value, op) & activity.varied:
-                continue  # (no argument varies: what it returns is a constant)
             _rewrite_method_call(stmt, op, namer, activity, source, where)
             changed = True
             continue
@@ -266,14 +257,18 @@ def identifier(name: str) -> str:
 
 
 def is_method_of_object(op, activity: Activity) -> bool:
-    """``obj.f(...)`` with no rule for ``.f`` on an object that is not differentiated: the
-    object's class decides at run time which Python function runs."""
+    """``obj.f(...)`` with no rule for ``.f`` on an object that is not differentiated, given
+    a differentiated argument: the object's class decides at run time which Python function
+    runs. (Given none, what it returns is a constant in both modes.)"""
     return (
         isinstance(op.key, Method)
         and op.rule is None
         and not op.nondifferentiable
         and isinstance(op.args[0], gast.Name)
         and op.args[0].id not in activity.varied
+        and any(
+            operand_names(arg) & activity.varied for arg in [*op.args[1:], *op.keywords.values()]
+        )
     )
 
 

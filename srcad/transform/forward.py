@@ -206,9 +206,9 @@ class _Forward:
                 where,
             )
         name = target.id
-        varied = operand_names(stmt.value) & self.activity.varied
-        if is_method_of_object(op, self.activity) and varied:
+        if is_method_of_object(op, self.activity):
             return self.user_call(stmt, op, where)
+        varied = operand_names(stmt.value) & self.activity.varied
         if op.nondifferentiable or not varied:
             # a loop-carried or updated value starts here from something constant
             return [

@@ -23,7 +23,8 @@ def rename_builtin_variables(tree: gast.FunctionDef, namer: Namer) -> gast.Funct
         for node in gast.walk(stmt)
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
     }
-    shadowing = sorted(n for n in stored - params if hasattr(builtins, n))
+    # (not ``_``, which is a builtin only where an interactive session has set it)
+    shadowing = sorted(n for n in stored - params if hasattr(builtins, n) and n[0] != "_")
     if not shadowing:
         return tree
     new = {name: namer.fresh(f"{name}_") for name in shadowing}

@@ -11,6 +11,7 @@ from typing import Any
 
 import gast
 
+from srcad.transform.analyses.aliasing import unpacked_parts
 from srcad.transform.calls import JVPFunction
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
@@ -56,16 +57,14 @@ class _Fold(Transformer):
 
     def visit_Assign(self, node: gast.Assign) -> gast.AST:
         self.generic_visit(node)
-        target = node.targets[0] if len(node.targets) == 1 else None
-        pairs = [(target, node.value)]
-        if isinstance(target, gast.Tuple) and isinstance(node.value, gast.Tuple):
-            if len(target.elts) == len(node.value.elts):
-                pairs = list(zip(target.elts, node.value.elts))  # ``s, c = np.sin, np.cos``
-        for name, value in pairs:
-            if isinstance(name, gast.Name) and name.id in self.once and self.held(value):
+        if len(node.targets) != 1:
+            return node
+        # (``s, c = np.sin, np.cos``: each name with its element)
+        for name, value in unpacked_parts(node.targets[0], node.value):
+            if name in self.once and self.held(value):
                 # ``g = srcad.grad(h)`` then ``g(x)``, as JAX code writes it, or ``s =
                 # np.sin``: the calls read the function itself
-                self.aliases[name.id] = value
+                self.aliases[name] = value
         return node
 
     def held(self, value: gast.expr) -> bool:

@@ -100,8 +100,8 @@ class _Lower:
 def join_displays(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     """``[a] + [b]`` is ``[a, b]`` and ``[a] * 2`` is ``[a, a]``, as Python joins and repeats
     lists (not the arrays NumPy would add or scale: read so, they were silently wrong), and
-    tuples likewise (``(a,) * 2`` was refused); any
-    other join of a list written in the function (``[a] + [b][:1]``) is refused."""
+    tuples likewise (``(a,) * 2`` was refused); any other join of a list written in the
+    function (``[a] + [b][:1]``), or repeat of computed values, is refused."""
     builtin_list = source.lookup("list") is list
 
     class Join(gast.NodeTransformer):
