@@ -27,10 +27,15 @@ def slogdet(sign, logdet, a):
 @adjoint(np.linalg.eigh, outputs=2)
 def eigh(w, v, a, UPLO="L"):
     # v (f * (v^T gv) + diag(gw)) v^T on the triangle read, f[i, j] = 1 / (w[j] - w[i])
-    # off the diagonal; in ops that have rules, so that it differentiates again
+    # off the diagonal; in ops that have rules, so that it differentiates again. Equal
+    # eigenvalues (tied) leave the eigenvectors' derivative undefined (NaN) unless their
+    # gradient's part there is zero, as it is when only w is used: then exactly 0
     eye = xp.eye(w.shape[-1], dtype=w.dtype)
-    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
-    inner = f * (xp.swapaxes(v, -1, -2) @ d[v]) + eye * xp.expand_dims(d[w], -2)
+    gaps = xp.expand_dims(w, -2) - xp.expand_dims(w, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
+    p = xp.swapaxes(v, -1, -2) @ d[v]
+    inner = xp.where(tied & (p != 0), xp.nan, f * p) + eye * xp.expand_dims(d[w], -2)
     d[a] = to_triangle(v @ inner @ xp.swapaxes(v, -1, -2), UPLO)
 
 
@@ -39,19 +44,30 @@ def svd(u, s, vh, a, full_matrices=True):
     # the reduced SVD's (Townsend 2016), in ops that have rules, so that it differentiates
     # again: with f[i, j] = 1 / (s[j]**2 - s[i]**2) off the diagonal, j = u^T gu and
     # k = vh gv; the parts of gu and gv outside u's and v's columns (a tall or wide a)
-    # are zero up to rounding where u or v is square
+    # are zero up to rounding where u or v is square. Equal singular values (tied), or
+    # zero ones, leave u's and v's derivatives undefined (NaN) unless their gradients'
+    # parts there are zero, as they are when only s is used: then exactly 0
     ur = reduced_svd(u, vh, full_matrices)
     v = xp.swapaxes(vh, -1, -2)
     gv = xp.swapaxes(d[vh], -1, -2)
     eye = xp.eye(s.shape[-1], dtype=s.dtype)
-    f = (1 - eye) / (xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1) + eye)
+    gaps = xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
     j = xp.swapaxes(ur, -1, -2) @ d[u]
     k = vh @ gv
-    core = (f * (j - xp.swapaxes(j, -1, -2))) * xp.expand_dims(s, -2)
-    core = core + xp.expand_dims(s, -1) * (f * (k - xp.swapaxes(k, -1, -2)))
+    jj = j - xp.swapaxes(j, -1, -2)
+    kk = k - xp.swapaxes(k, -1, -2)
+    core = xp.where(tied & (jj != 0), xp.nan, f * jj) * xp.expand_dims(s, -2)
+    core = core + xp.expand_dims(s, -1) * xp.where(tied & (kk != 0), xp.nan, f * kk)
     core = core + eye * xp.expand_dims(d[s], -2)
-    d[a] = ur @ core @ vh + ((d[u] - ur @ j) / xp.expand_dims(s, -2)) @ vh
-    d[a] = ur @ (xp.swapaxes(gv - v @ k, -1, -2) / xp.expand_dims(s, -1))
+    zero = s == 0
+    gu_out = d[u] - ur @ j
+    gu_out = xp.where(xp.expand_dims(zero, -2) & (gu_out != 0), xp.nan, gu_out)
+    d[a] = ur @ core @ vh + (gu_out / xp.expand_dims(s + zero, -2)) @ vh
+    gv_out = xp.swapaxes(gv - v @ k, -1, -2)
+    gv_out = xp.where(xp.expand_dims(zero, -1) & (gv_out != 0), xp.nan, gv_out)
+    d[a] = ur @ (gv_out / xp.expand_dims(s + zero, -1))
 
 
 @adjoint(np.linalg.eigvalsh)
@@ -66,13 +82,16 @@ def eig(w, v, a):
     # real distinct eigenvalues (else refused): a = v diag(w) v^-1, with NumPy's columns of
     # v of unit norm; with f[i, j] = 1 / (w[j] - w[i]) off the diagonal, the gradient is
     # v^-T (diag(gw) + f * (v^T gn)) v^T, gn the gradient of v less each column's part
-    # along itself (the normalization)
+    # along itself (the normalization); equal eigenvalues as in eigh's rule
     vr = real_eig(v, w)
     vt = xp.swapaxes(vr, -1, -2)
     eye = xp.eye(w.shape[-1], dtype=w.dtype)
-    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    gaps = xp.expand_dims(w, -2) - xp.expand_dims(w, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
     gn = d[v] - vr * xp.expand_dims(xp.sum(vr * d[v], axis=-2), -2)
-    inner = eye * xp.expand_dims(d[w], -2) + f * (vt @ gn)
+    p = vt @ gn
+    inner = eye * xp.expand_dims(d[w], -2) + xp.where(tied & (p != 0), xp.nan, f * p)
     d[a] = xp.swapaxes(xp.linalg.inv(vr), -1, -2) @ inner @ vt
 
 
@@ -161,26 +180,40 @@ def slogdet_tangent(sign, logdet, a):
 
 @tangent(np.linalg.eigh, outputs=2)
 def eigh_tangent(w, v, a, UPLO="L"):
+    # at equal eigenvalues (tied), v's tangent is NaN unless the change keeps them equal
     eye = xp.eye(w.shape[-1], dtype=w.dtype)
-    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    gaps = xp.expand_dims(w, -2) - xp.expand_dims(w, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
     p = xp.swapaxes(v, -1, -2) @ from_triangle(d[a], UPLO) @ v
     d[w] = xp.diagonal(p, axis1=-2, axis2=-1)
-    d[v] = v @ (f * p)
+    d[v] = v @ xp.where(tied & (p != 0), xp.nan, f * p)
 
 
 @tangent(np.linalg.svd, outputs=3)
 def svd_tangent(u, s, vh, a, full_matrices=True):
+    # at equal (tied) or zero singular values, u's and v's tangents are NaN unless the
+    # change keeps them so
     ur = reduced_svd(u, vh, full_matrices)
     v = xp.swapaxes(vh, -1, -2)
     eye = xp.eye(s.shape[-1], dtype=s.dtype)
-    f = (1 - eye) / (xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1) + eye)
+    gaps = xp.expand_dims(s * s, -2) - xp.expand_dims(s * s, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
     p = xp.swapaxes(ur, -1, -2) @ d[a] @ v
     pt = xp.swapaxes(p, -1, -2)
     d[s] = xp.diagonal(p, axis1=-2, axis2=-1)
-    d[u] = u @ (f * (p * xp.expand_dims(s, -2) + xp.expand_dims(s, -1) * pt))
-    d[u] = (d[a] @ v - u @ p) / xp.expand_dims(s, -2)
-    d[vh] = xp.swapaxes(v @ (f * (xp.expand_dims(s, -1) * p + pt * xp.expand_dims(s, -2))), -1, -2)
-    d[vh] = xp.swapaxes((xp.swapaxes(d[a], -1, -2) @ u - v @ pt) / xp.expand_dims(s, -2), -1, -2)
+    pu = p * xp.expand_dims(s, -2) + xp.expand_dims(s, -1) * pt
+    d[u] = u @ xp.where(tied & (pu != 0), xp.nan, f * pu)
+    zero = xp.expand_dims(s == 0, -2)
+    tu = d[a] @ v - u @ p
+    d[u] = xp.where(zero & (tu != 0), xp.nan, tu) / (xp.expand_dims(s, -2) + zero)
+    pv = xp.expand_dims(s, -1) * p + pt * xp.expand_dims(s, -2)
+    d[vh] = xp.swapaxes(v @ xp.where(tied & (pv != 0), xp.nan, f * pv), -1, -2)
+    tv = xp.swapaxes(d[a], -1, -2) @ u - v @ pt
+    d[vh] = xp.swapaxes(
+        xp.where(zero & (tv != 0), xp.nan, tv) / (xp.expand_dims(s, -2) + zero), -1, -2
+    )
 
 
 @tangent(np.linalg.eigvalsh)
@@ -193,9 +226,11 @@ def eigvalsh_tangent(y, a, UPLO="L"):
 def eig_tangent(w, v, a):
     vr = real_eig(v, w)
     eye = xp.eye(w.shape[-1], dtype=w.dtype)
-    f = (1 - eye) / (xp.expand_dims(w, -2) - xp.expand_dims(w, -1) + eye)
+    gaps = xp.expand_dims(w, -2) - xp.expand_dims(w, -1)
+    tied = (gaps == 0) & (eye == 0)
+    f = (1 - eye) / (gaps + eye + tied)
     c = xp.linalg.solve(vr, d[a] @ vr)
-    dv = vr @ (f * c)
+    dv = vr @ xp.where(tied & (c != 0), xp.nan, f * c)
     d[w] = xp.diagonal(c, axis1=-2, axis2=-1)
     d[v] = dv - vr * xp.expand_dims(xp.sum(vr * dv, axis=-2), -2)
 

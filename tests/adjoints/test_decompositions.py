@@ -136,3 +136,85 @@ def test_a_name_holding_the_pieces_read_by_index():
     # (refused until issue #17: "unpack them"): one name per piece
     np.testing.assert_allclose(srcad.grad(single_result)(np.ones(4)), [1.0, 1.0, 0.0, 0.0])
     srcad.check_grad(single_result, RNG.normal(size=4), modes=("rev", "fwd"))
+
+
+# ---- equal (tied) eigenvalues and singular values, and zero singular values: the vectors'
+# derivatives are undefined there, but a loss that does not read the tied vectors has a
+# gradient (NaN until stop 31 in reverse mode: 0 * inf) ----
+
+W3 = np.array([2.0, 0.5, -1.0])
+
+
+def eigh_tied_values(x):
+    # eigenvalues 1, 1, 1 + |x|^2 (ascending)
+    return np.sum(np.linalg.eigh(np.outer(x, x) + np.eye(3))[0] * W3)
+
+
+def eigh_tied_values_named(x):
+    w, v = np.linalg.eigh(np.outer(x, x) + np.eye(3))
+    return np.sum(w * W3)
+
+
+def eigh_exact_ties(x):
+    # eigenvalues x[0], x[0], x[2] exactly (x[0] < x[2] below)
+    return np.sum(np.linalg.eigh(np.diag(x[np.array([0, 0, 2])]))[0] * W3)
+
+
+def eigh_untied_vector(x):
+    # the top eigenvector, x / |x|, is unique though the other two eigenvalues tie
+    w, v = np.linalg.eigh(np.outer(x, x) + np.eye(3))
+    return np.sum(v[:, 2] ** 2 * W3) + w[2]
+
+
+def eigh_tied_vector(x):
+    # eigenvalues x[0], x[0], x[2] exactly: any basis of the first two is one of
+    # eigenvectors, so that v's derivative with respect to the matrix is undefined
+    w, v = np.linalg.eigh(np.diag(x[np.array([0, 0, 2])]))
+    return np.sum(v[:, 0])
+
+
+def svd_tied_values(x):
+    # singular values 1 + |x|^2, 1, 1 (descending)
+    return np.sum(np.linalg.svd(np.outer(x, x) + np.eye(3))[1] * W3)
+
+
+def svd_zero_values(x):
+    # of a rank-one matrix: |x|^2, 0, 0
+    u, s, vh = np.linalg.svd(np.outer(x, x))
+    return np.sum(s * W3)
+
+
+def eig_tied_values(x):
+    w, v = np.linalg.eig(np.outer(x, x) + np.eye(3))
+    return np.sum(w**2)
+
+
+TIED = [
+    (eigh_tied_values, lambda x: 2 * W3[2] * x),
+    (eigh_tied_values_named, lambda x: 2 * W3[2] * x),
+    (eigh_exact_ties, lambda x: np.array([W3[0] + W3[1], 0.0, W3[2]])),
+    (svd_tied_values, lambda x: 2 * W3[0] * x),
+    (svd_zero_values, lambda x: 2 * W3[0] * x),
+    (eig_tied_values, lambda x: 4 * (1 + x @ x) * x),
+]
+
+
+@pytest.mark.parametrize("f, grad", TIED, ids=lambda v: getattr(v, "__name__", ""))
+def test_values_at_ties_have_their_closed_form_gradient(f, grad):
+    # (second derivatives there depend on the direction: undefined in general)
+    x = np.array([0.3, -0.7, 1.1])
+    for mode in ("rev", "fwd"):
+        with np.errstate(all="ignore"):  # forward mode's tangents of the unread vectors
+            g = srcad.grad(f)(x) if mode == "rev" else srcad.jacobian(f)(x)
+        np.testing.assert_allclose(g, grad(x), rtol=1e-9, atol=1e-12, err_msg=mode)
+
+
+def test_a_vector_not_tied_has_its_gradient_beside_tied_ones():
+    x = np.array([0.3, -0.7, 1.1])
+    assert srcad.check_grad(eigh_untied_vector, x, modes=("rev", "fwd")) < 1e-6
+
+
+def test_a_tied_vector_read_gives_nan_not_a_number_made_up():
+    with np.errstate(all="ignore"):
+        g = srcad.grad(eigh_tied_vector)(np.array([0.3, -0.7, 1.1]))
+    assert np.isnan(g[0])

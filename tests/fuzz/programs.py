@@ -435,7 +435,7 @@ FAMILIES = {
     "arguments returned through *args and methods", "defaults made by a call",
     "views unpacked from a display", "tuple displays indexed in place",
     "a helper returning a global array",
-    "a method returning its object's array",
+    "a method returning its object's array", "decomposition values at ties",
 }  # fmt: skip
 
 
@@ -566,7 +566,28 @@ class ProgramWriter:
                 ]
             )
             return Expr(form.format(c=c), full)
-        if kind < 0.75 and rng.random() < 0.3:
+        pick = rng.random() if kind < 0.75 else 1.0
+        if pick < 0.3 and rng.random() < 0.3:
+            # eigenvalues and singular values alone, of matrices where some are equal (or
+            # zero) exactly: NaN in reverse mode until stop 31 (0 * inf from the unread
+            # vectors' part); the values never cross, so that their order is fixed
+            self.constructs.add("decomposition values at ties")
+            d = rng.choice([n for n in names if n in FULL])
+            level = f"(1.5 + 0.2 * np.tanh(np.sum({c})))"
+            spread = f"np.eye(3) * np.mean({d}) * 0.1"
+            form = rng.choice(
+                [
+                    "np.linalg.eigh(np.diag(np.array([1.0, 1.0, 2.0]) * {l}) + {s})[0]",
+                    "np.linalg.svd(np.diag(np.array([1.0, 1.0, 0.0]) * {l}))[1]",
+                    "np.linalg.eig(np.diag(np.array([2.0, 1.0, 1.0]) * {l}) + {s})[0]",
+                    "np.linalg.eigh(np.outer({v}, {v}) + np.eye(3))[0]",
+                    "np.linalg.svd(np.outer({v}, {v}) * {l})[1]",
+                ]
+            )
+            v = f"np.tanh(np.array([np.sum({c}), np.mean({d}), 0.5]))"
+            values = form.format(l=level, s=spread, v=v)
+            return Expr(f"(np.sum({values} * np.array([0.5, -0.3, 0.2])) * 0.25)", False)
+        if pick < 0.3:
             # norms of singular values (any order since stop 24) of a matrix whose singular
             # values stay well apart: diag(3, 2, 1) moved by less than half their gaps
             self.constructs.add("matrix norms")
