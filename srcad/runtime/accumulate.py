@@ -480,9 +480,14 @@ def unsort(g: Any, x: Any, axis: int = -1) -> Any:
     return out
 
 
-def unrepeat(g: Any, x: Any, repeats: int, axis: Any = None) -> Any:
-    """Gradient of ``np.repeat(x, repeats, axis)`` for a whole-number ``repeats``."""
+def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.repeat(x, repeats, axis)``: each element's copies' gradients summed."""
     xp = array_namespace(g, x)
+    if isinstance(repeats, (list, tuple)) or _ndim(repeats) > 0:
+        # a count per element (or one count in a list): the copies' sources, gathered back
+        count = math.prod(x.shape) if axis is None else x.shape[axis]
+        return untake(g, x, xp.repeat(xp.arange(count), repeats), axis)
+    repeats = int(repeats)
     if axis is None:
         return xp.reshape(xp.sum(xp.reshape(g, (-1, repeats)), axis=1), x.shape)
     axis = axis % x.ndim

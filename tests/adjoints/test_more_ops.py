@@ -60,6 +60,12 @@ def test_against_finite_differences(expr, args):
         ("np.sort(x, axis=0)", (rand(3, 2),)),
         ("np.repeat(x, 3)", (rand(2, 2),)),
         ("np.repeat(x, 2, axis=1)", (rand(2, 3),)),
+        # a count per element, or one in a list (a TypeError in reverse mode until stop 31)
+        ("np.repeat(x, [1, 2, 0])", (rand(3),)),
+        ("np.repeat(x, [2])", (rand(3),)),
+        ("np.repeat(x, np.array([1, 0, 2]), axis=1)", (rand(2, 3),)),
+        ("np.repeat(x, (3, 1), axis=0)", (rand(2, 3),)),
+        ("np.repeat(x, np.array(2))", (rand(2, 2),)),
         ("np.tile(x, 3)", (rand(2),)),
         ("np.tile(x, (2, 1, 2))", (rand(2, 3),)),
         ("np.pad(x, 1)", (rand(2, 3),)),

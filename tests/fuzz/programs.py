@@ -436,6 +436,7 @@ FAMILIES = {
     "views unpacked from a display", "tuple displays indexed in place",
     "a helper returning a global array",
     "a method returning its object's array", "decomposition values at ties",
+    "np.repeat with a count per element",
 }  # fmt: skip
 
 
@@ -609,6 +610,20 @@ class ProgramWriter:
                 sub = "[0, 1]"
             else:
                 sub = "[0]"
+            if rng.random() < 0.25:
+                # a count per element, or one in a list (a TypeError from the reverse-mode
+                # gradient until stop 31): option forms a rule's helper must take whole
+                self.constructs.add("np.repeat with a count per element")
+                self.constructs.discard("zero-derivative ops")
+                counts = rng.choice(
+                    [str([rng.randint(0, 2) for _ in range(n)]), "[2]", f"np.arange({n}) % 3"]
+                )
+                axis = rng.choice(["-1", str(len(self.shape) - 1)])
+                weights = f"np.cos(np.arange(np.sum(np.ones({n}, int) * {counts}) * 1.0))"
+                if counts == "[2]":
+                    weights = f"np.cos(np.arange({2 * n}) * 1.0)"
+                form = f"np.sum(np.repeat({c}, {counts}, axis={axis}) * {weights})"
+                return Expr(f"({form} * 0.2)", False)
             form = rng.choice(
                 [
                     "np.sum(np.r_[{c}, {d}] ** 2) * 0.1",
