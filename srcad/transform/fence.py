@@ -162,7 +162,20 @@ def _check_inplace_aliasing(
         if isinstance(changed, gast.Subscript):
             changed = changed.value
         if isinstance(changed, gast.Name) and changed.id in aliases.containers:
-            return  # xs += [v], d[k] = v change the container, not the arrays it holds
+            # xs += [v], d[k] = v change the container, not the arrays it holds; d[k] += v
+            # changes the array d[k] holds in place (NumPy's ``__iadd__``)
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+                shared = shared_later(stmt, changed.id, aliases)
+                if shared:
+                    element = describe(stmt.target)
+                    raise source.error(
+                        f"in-place update of {element}, which may share memory with "
+                        f"{', '.join(repr(s) for s in shared)} read later; NumPy would change "
+                        f"both. Write '{element} = {element} "
+                        f"{_OPERATOR.get(type(stmt.op), 'op')} ...' to make a new array",
+                        stmt,
+                    )
+            return
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
             shared = shared_later(stmt, name, aliases)

@@ -18,6 +18,7 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.builtin_names import rename_builtin_variables
+from srcad.transform.normalize.chains import split_chained_assignments
 from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
@@ -158,7 +159,7 @@ def transform(
     # before any pass reads the body: a tape's pushes inside the block are the body's
     source.tree, errstate = inline_errstate(source.tree, source)
     namer = Namer.for_tree(source.tree)
-    source.tree = rename_builtin_variables(source.tree, namer)
+    source.tree = split_chained_assignments(rename_builtin_variables(source.tree, namer))
     params = source.params
     if source.tree.args.vararg is not None:
         params = [*params, source.tree.args.vararg.id]  # *args, when called with a count

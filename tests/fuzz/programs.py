@@ -436,7 +436,8 @@ FAMILIES = {
     "views unpacked from a display", "tuple displays indexed in place",
     "a helper returning a global array",
     "a method returning its object's array", "decomposition values at ties",
-    "np.repeat with a count per element",
+    "np.repeat with a count per element", "augmented updates of a dict's element",
+    "chained assignments",
 }  # fmt: skip
 
 
@@ -1405,10 +1406,24 @@ class ProgramWriter:
                 "np.sin(u, out=u)",
             ]
         )
+        if rng.random() < 0.15:
+            # an element of a dict updated in place: the array it holds changes (NumPy's
+            # __iadd__), so u and the view change too (silently missed until stop 31)
+            self.constructs.add("augmented updates of a dict's element")
+            pre = [*pre, f"e{v} = {{'k': u}}"]
+            update = f"e{v}['k'] *= np.cos({self.full_expr(names)})"
         target = rng.choice(TARGETS)
         read = f"{v} * 0.5" if same else f"np.sum({v}) * 0.5"
         bind = f"{v} = {view}"
-        if rng.random() < 0.2:
+        if rng.random() < 0.15:
+            # a chained assignment, updated through its other name (a = b = ...: one object,
+            # taken as two until stop 31, so the update was silently missed)
+            self.constructs.add("chained assignments")
+            bind = f"{v} = {v}c = {view}"
+            update = update.replace(f"{v}[", f"{v}c[")
+            if not update.startswith(f"{v}c["):
+                update = f"{v}c[0] = {self.scalar(names)}"
+        elif rng.random() < 0.2:
             # the view taken out of a display by unpacking (read as a container until
             # stop 29, so an update through it was silently missed)
             self.constructs.add("views unpacked from a display")

@@ -75,6 +75,8 @@ _DIR = Path(tempfile.mkdtemp(prefix="srcad-fuzz-"))
 REFUSALS = [
     # an in-place update while another name read later shares the memory
     r"in-place update of '\w+', which (may share|shares) memory with",
+    # ... of the array a dict's element holds (d['k'] += v)
+    r"in-place update of \w+\['\w+'\], which may share memory with",
     # the same through a helper that may return the array it was given (documented in
     # docs/guide.md, In-place updates)
     r"'[\w.()]+' may return the array '\w+' passed to it",

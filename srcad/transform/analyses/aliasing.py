@@ -275,6 +275,23 @@ def is_container(value: gast.expr) -> bool:
     )
 
 
+def _chained_names(first: gast.expr, other: gast.expr) -> list[tuple[str, set[str]]]:
+    """For ``first = other = v``: each name of ``other`` with the names of ``first`` bound to
+    the same object (``a, b = c, d = v``: ``c`` with ``a``; any name of ``first``, where the
+    two are not unpacked alike)."""
+    if isinstance(first, gast.Name) and isinstance(other, gast.Name):
+        return [(other.id, {first.id})]
+    if (
+        isinstance(first, (gast.Tuple, gast.List))
+        and isinstance(other, (gast.Tuple, gast.List))
+        and len(first.elts) == len(other.elts)
+        and not any(isinstance(e, gast.Starred) for e in [*first.elts, *other.elts])
+    ):
+        return [pair for a, b in zip(first.elts, other.elts) for pair in _chained_names(a, b)]
+    names = {n.id for n in gast.walk(first) if isinstance(n, gast.Name)}
+    return [(n.id, names) for n in gast.walk(other) if isinstance(n, gast.Name)]
+
+
 class Aliases:
     """Pairs of names that may share memory, as statements are read in order; at the end
     of a branch or loop the pairs of every path are kept (:meth:`merge`)."""
@@ -418,6 +435,10 @@ def carry(
                     for name, part in unpacked_parts(target, stmt.value):
                         aliases.assign(name, part)
                         _link_returned(aliases, name, part, returned)
+                # ``a = b = x * 1.0``: one object under every name
+                for other in stmt.targets[1:]:
+                    for name, first in _chained_names(stmt.targets[0], other):
+                        aliases.link(name, first)
             elif isinstance(stmt, gast.If):
                 other = walk(stmt.orelse, loops, aliases.copy(), final)
                 aliases = walk(stmt.body, loops, aliases, final)

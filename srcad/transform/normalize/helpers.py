@@ -58,6 +58,7 @@ from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.builtin_names import rename_builtin_variables
+from srcad.transform.normalize.chains import split_chained_assignments
 from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.contexts import inline_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
@@ -523,7 +524,7 @@ def _prepared(helper: Callable, namer: Namer) -> Source | None:
     except Exception:  # noqa: BLE001 (no source: it stays a call, refused as before)
         return None
     unbind_namespaces(parsed)
-    parsed.tree = rename_builtin_variables(parsed.tree, namer)
+    parsed.tree = split_chained_assignments(rename_builtin_variables(parsed.tree, namer))
     fold_derivatives(parsed, namer)
     functional_updates(parsed.tree, parsed, namer)
     try:
