@@ -230,3 +230,16 @@ def test_loop_over_a_dict_argument_unrolls_over_its_keys():
     assert value == loop_over_dict(params, x)
     np.testing.assert_array_equal(g["W"], 0.0)
     srcad.check_grad(loop_over_dict, params, x, wrt=1)
+
+
+def element_of_argument_updated(params, x):
+    W = params["W"]
+    params["W"] += x
+    return np.sum(W * x)
+
+
+def test_an_element_of_a_pytree_argument_changed_is_refused_as_an_argument():
+    # (the message said "a global or a closure's variable" until stop 31)
+    params, x = {"W": vec(3)}, vec(3)
+    with pytest.raises(srcad.TransformError, match="'params' is an argument holding a dict"):
+        srcad.grad(element_of_argument_updated)(params, x)

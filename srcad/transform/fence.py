@@ -8,7 +8,7 @@ from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.analyses.mutators import describe
 from srcad.transform.analyses.objects import method_objects, shares_nothing
-from srcad.transform.anno import setanno
+from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.anf import local_names
 
@@ -44,6 +44,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
         raise source.error("a '*args' parameter is not supported here", tree)
     unpacked = _assigned_stars(tree)  # ``a, *rest = xs``: normalize/unpacking.py's
     local = local_names(tree)
+    pytrees = set(getanno(tree, "leaves", None) or {})  # (one parameter per leaf by now)
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
@@ -58,7 +59,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 )
             if message is not None:
                 raise source.error(message, node)
-            _check_node(node, source, local)
+            _check_node(node, source, local, pytrees)
     params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params, local))
     return tree
@@ -82,7 +83,7 @@ def _assigned_stars(tree: gast.FunctionDef) -> set[int]:
     return found
 
 
-def _check_node(node: gast.AST, source: Source, local: set[str]) -> None:
+def _check_node(node: gast.AST, source: Source, local: set[str], pytrees: set[str]) -> None:
     if isinstance(node, gast.AugAssign) and not isinstance(
         node.target, (gast.Name, gast.Subscript)
     ):
@@ -97,6 +98,13 @@ def _check_node(node: gast.AST, source: Source, local: set[str]) -> None:
             if not isinstance(target.value, gast.Name) or len(targets) > 1:
                 raise source.error(
                     "in-place updates are supported on a name ('y[i] = v'), one at a time",
+                    target,
+                )
+            if target.value.id in pytrees:
+                raise source.error(
+                    f"'{target.value.id}' is an argument holding a dict, list or tuple of "
+                    "arrays, which the function may read but not change: bind the new value "
+                    "to a name of its own ('W = p[\"W\"] + ...')",
                     target,
                 )
             if target.value.id not in local:

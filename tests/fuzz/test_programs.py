@@ -100,6 +100,7 @@ REFUSALS += [
     r"'[|&^]' of differentiated values",
     # an element of a global changed (an UnboundLocalError until stop 28)
     r"'\w+' is changed here but not made in the function",
+    r"'\w+' is an argument holding a dict, list or tuple of arrays, which the function may",
     r"the key '\w+' read from what a method of an object returns",
     r"\.\w+\(\) read from a value srcad does not follow as a dict",
 ]
