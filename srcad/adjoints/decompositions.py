@@ -3,7 +3,7 @@ real eigenvalues, lstsq) and of the split family."""
 
 import numpy as np
 
-from srcad.adjoints.registry import adjoint, d, nondifferentiable, tangent, xp
+from srcad.adjoints.registry import adjoint, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime.decompositions import (
     from_triangle,
     full_rank,
@@ -13,7 +13,9 @@ from srcad.runtime.decompositions import (
     residuals_back,
     residuals_like,
     split_axis,
+    split_piece,
     to_triangle,
+    unsplit_piece,
 )
 
 # ---- linear algebra (sign of slogdet: piecewise constant, no derivative) ----
@@ -153,6 +155,17 @@ def lstsq(x, res, rank, sv, a, b, rcond=None):
 @adjoint(np.split, np.array_split, outputs="*")
 def split(pieces, x, indices_or_sections, axis=0):
     d[x] = xp.concatenate(d[pieces], axis=axis)
+
+
+@linear(split_piece, static=("k", "sections", "axis", "even"), changes_shape=True)
+def split_piece_adjoint(y, x, k, sections, axis=0, even=True):
+    # (np.split(x, n)[k] with k known only at run time, normalize/unpacking.py)
+    d[x] = unsplit_piece(d[y], x, k, sections, axis, even)
+
+
+@linear(unsplit_piece, static=("x", "k", "sections", "axis", "even"), changes_shape=True)
+def unsplit_piece_adjoint(r, g, x, k, sections, axis=0, even=True):
+    d[g] = split_piece(d[r], k, sections, axis, even)
 
 
 @adjoint(np.hsplit, outputs="*")

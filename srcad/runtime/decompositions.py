@@ -51,6 +51,24 @@ def split_axis(x: Any, kind: str) -> int:
     return 0 if kind == "v" else 2
 
 
+def split_piece(x: Any, k: int, sections: Any, axis: Any = 0, even: bool = True) -> Any:
+    """``np.split(x, sections, axis)[k]`` (``np.array_split``'s where not ``even``; ``axis``
+    ``"h"``, ``"v"`` or ``"d"`` for ``np.hsplit``'s and the others'): one piece of a split,
+    picked by a number known only at run time."""
+    xp = array_namespace(x)
+    axis = split_axis(x, axis) if isinstance(axis, str) else axis
+    return (xp.split if even else xp.array_split)(x, sections, axis=axis)[k]
+
+
+def unsplit_piece(g: Any, x: Any, k: int, sections: Any, axis: Any = 0, even: bool = True) -> Any:
+    """The adjoint of :func:`split_piece`: ``g`` where the piece came from, zero elsewhere."""
+    xp = array_namespace(g, x)
+    axis = split_axis(x, axis) if isinstance(axis, str) else axis
+    pieces = (xp.split if even else xp.array_split)(xp.zeros_like(x), sections, axis=axis)
+    pieces[k] = xp.broadcast_to(g, pieces[k].shape)
+    return xp.concatenate(pieces, axis=axis)
+
+
 def qr_factor(r: Any, mode: str = "reduced") -> Any:
     """``r`` itself, once it is known to be square: srcad differentiates the reduced QR of a
     square or tall matrix only (a wide one's ``q`` does not determine the extra columns)."""

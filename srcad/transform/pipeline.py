@@ -47,7 +47,7 @@ from srcad.transform.normalize.sequences import stack_list_arguments, stack_lite
 from srcad.transform.normalize.stars import spread_stars
 from srcad.transform.normalize.trying import lower_try, restore_try
 from srcad.transform.normalize.tuples import name_indexed_displays, split_tuples
-from srcad.transform.normalize.unpacking import lower_unpacking, pick_results
+from srcad.transform.normalize.unpacking import lower_unpacking, pick_results, pieces_as_lists
 from srcad.transform.normalize.updates import functional_updates
 from srcad.transform.ops import popped_names
 from srcad.transform.optimize import optimize
@@ -112,6 +112,7 @@ def normalize(
     tree = guard_number_params(fence(tree, source), source, namer)
     tree = drop_copy_options(tree, source)
     tree = refuse_none_returns(tree, source, namer)
+    tree = pieces_as_lists(tree, source, namer)  # (before the passes of lists)
     tree = lower_dicts(unroll_constant_loops(desugar(tree)), source, namer)
     source.lists = lower_lists(tree, source, namer)
     tree = stack_list_arguments(tree, source, namer, source.lists)

@@ -155,7 +155,10 @@ def result_names(
     ):
         message = f"{label} returns several values: unpack them into as many names"
         if rule.variadic:
-            message += ", or pick one of a constant number of pieces (np.split(x, 3)[k])"
+            message += (
+                ", or pick one (np.split(x, n)[k]); a name holding them, or a loop over them,"
+                " needs their number written in the call (np.split(x, 3))"
+            )
         raise source.error(message, where)
     reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
     if set(names) & reads:

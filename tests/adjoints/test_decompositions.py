@@ -218,3 +218,78 @@ def test_a_tied_vector_read_gives_nan_not_a_number_made_up():
     with np.errstate(all="ignore"):
         g = srcad.grad(eigh_tied_vector)(np.array([0.3, -0.7, 1.1]))
     assert np.isnan(g[0])
+
+
+# ---- a split's piece picked by a number known only at run time (#17: refused until stop
+# 31), and its pieces held by a name read by any index or looped over ----
+
+
+def piece_by_counter(x):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.split(x, 3)[k] ** 2) * (k + 1)
+    return s
+
+
+def piece_by_argument(x, k):
+    return np.sum(np.split(x, 3)[k] * np.cos(x[:2]))
+
+
+def pieces_counted_at_run_time(x, n):
+    return np.sum(np.split(x, n)[-1] ** 3)
+
+
+def uneven_pieces_on_an_axis(x):
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(np.array_split(np.outer(x, x[:3]), 2, axis=1)[k] ** 2) * (k + 1)
+    return s
+
+
+def hsplit_and_vsplit_pieces(x):
+    a = np.outer(x, x[:4])
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(np.hsplit(a, 2)[k] * k) + np.sum(np.vsplit(a, [2])[k] ** 2)
+    return s
+
+
+def pieces_held_by_a_name(x):
+    parts = np.split(x, 3)
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(parts[k] ** 2) * (k + 1)
+    return s
+
+
+def pieces_looped_over(x):
+    s = 0.0
+    for k, p in enumerate(np.split(x, 3)):
+        s = s + np.sum(p**2) * k
+    for p, q in zip(np.split(x, 2), np.split(x * x, 2)):
+        s = s + np.sum(p * q)
+    return s
+
+
+PIECES = [
+    (piece_by_counter, ()),
+    (piece_by_argument, (1,)),
+    (pieces_counted_at_run_time, (2,)),
+    (uneven_pieces_on_an_axis, ()),
+    (hsplit_and_vsplit_pieces, ()),
+    (pieces_held_by_a_name, ()),
+    (pieces_looped_over, ()),
+]
+
+
+@pytest.mark.parametrize("f, more", PIECES, ids=lambda v: getattr(v, "__name__", ""))
+def test_pieces_picked_at_run_time_against_finite_differences(f, more):
+    x = np.linspace(-1.0, 1.0, 6) + 0.1
+    for order in (1, 2):
+        assert srcad.check_grad(f, x, *more, wrt=0, modes=("rev", "fwd"), order=order) < 1e-6
+
+
+def test_the_gradient_of_a_piece_is_zero_outside_it():
+    g = srcad.grad(piece_by_argument)(np.linspace(-1.0, 1.0, 6), 2)
+    np.testing.assert_array_equal(g[2:4], 0.0)  # (x[:2] scales the piece x[4:])
+    assert np.all(g[4:] != 0.0)

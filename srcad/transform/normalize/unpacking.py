@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
+from collections.abc import Hashable
 from typing import Any
 
 import gast
 import numpy as np
 
 from srcad.adjoints.registry import Rule, lookup, lookup_tangent
+from srcad.runtime.decompositions import split_piece
 from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.calls import JVPFunction
@@ -455,6 +458,78 @@ def pick_results(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.F
     return tree
 
 
+def pieces_as_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """A split into a constant number of pieces held by a name read other than by constant
+    indices (``parts = np.split(x, 3)``, then ``parts[k]`` or ``for p in parts``), or looped
+    over (``for p in np.split(x, 3)``, also in ``enumerate``, ``zip``, ...): the pieces
+    unpacked into names and held by a list display, which the passes of lists then read
+    (run before them)."""
+    picker = _Picker(source, namer, local_names(tree))
+    stores: dict[str, int] = {}
+    picked_only: dict[str, bool] = {}
+    parents: dict[int, gast.AST] = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            parent = parents.get(id(node))
+            constant = (
+                isinstance(parent, gast.Subscript)
+                and parent.value is node
+                and _constant_int(parent.slice) is not None
+            )
+            picked_only[node.id] = picked_only.get(node.id, True) and constant
+        elif isinstance(node, gast.Name):
+            stores[node.id] = stores.get(node.id, 0) + 1
+
+    def unpacked(call: gast.expr, before: list[gast.stmt], origin: gast.stmt) -> gast.expr:
+        """``call``'s pieces as a list display of fresh names, unpacked in ``before``."""
+        if not isinstance(call, gast.Call) or _SPLITS.get(_op(source, call, picker.local)) is None:
+            return call
+        names = picker.results(call)
+        if names is None:
+            return call
+        fresh = [namer.fresh_temp(n) for n in names]
+        targets = build.tuple_([build.store(n) for n in fresh], gast.Store())
+        before.append(gast.copy_location(build.assign(targets, call), origin))
+        return gast.copy_location(gast.List([build.load(n) for n in fresh], gast.Load()), call)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            before: list[gast.stmt] = []
+            if (
+                isinstance(stmt, gast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and stores.get(stmt.targets[0].id) == 1
+                and not picked_only.get(stmt.targets[0].id, True)
+            ):
+                stmt.value = unpacked(stmt.value, before, stmt)
+            elif isinstance(stmt, gast.For):
+                stmt.iter = unpacked(stmt.iter, before, stmt)
+                if isinstance(stmt.iter, gast.Call) and _op(source, stmt.iter, picker.local) in (
+                    builtins.enumerate,
+                    builtins.zip,
+                    builtins.reversed,
+                    builtins.list,
+                    builtins.tuple,
+                ):
+                    stmt.iter.args = [unpacked(a, before, stmt) for a in stmt.iter.args]
+            out.extend(before)
+            out.append(stmt)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    return tree
+
+
+def _op(source: Source, call: gast.Call, local: set[str]) -> Any:
+    op = source.resolve(call.func, local)
+    return op if isinstance(op, Hashable) else None
+
+
 def _evaluated_once(stmt: gast.stmt) -> list[tuple[gast.AST, str]]:
     """The expressions of ``stmt`` that run once, before it takes effect (a ``while``'s
     test runs again on every turn: calls in it stay there)."""
@@ -492,12 +567,35 @@ class _Picker(Transformer):
     def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
         self.generic_visit(node)
         k = _constant_int(node.slice)
-        if k is None or not isinstance(node.value, gast.Call):
+        if not isinstance(node.value, gast.Call):
             return node
         names = self.results(node.value)
-        if names is None or not -len(names) <= k < len(names):
-            return node
+        if k is None or names is None or not -len(names) <= k < len(names):
+            return self.piece(node) or node
         return self.picked(node, names, names[k])
+
+    def piece(self, node: gast.Subscript) -> gast.Call | None:
+        """``np.split(x, n)[k]`` with ``k`` (or the count) known only at run time: the piece
+        picked then, ``split_piece(x, k, n, axis)``, one op with a rule."""
+        call = node.value
+        op = _op(self.source, call, self.local)
+        form = _SPLITS.get(op)
+        if form is None or isinstance(node.slice, (gast.Slice, gast.Tuple)):
+            return None
+        try:
+            bound = inspect.signature(op).bind(
+                *call.args, **{k.arg: k.value for k in call.keywords}
+            )
+        except TypeError:
+            return None  # (as NumPy would: refused as before)
+        values = list(bound.arguments.values())
+        if any(isinstance(v, gast.Starred) for v in call.args):
+            return None
+        even, axis = form
+        axis = bound.arguments.get("axis", build.const(0)) if axis is None else build.const(axis)
+        func = self.source.bind(self.namer, split_piece, "split_piece")
+        args = [values[0], node.slice, values[1], axis, build.const(even)]
+        return gast.copy_location(build.call(func, *args), node)
 
     def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
         self.generic_visit(node)
@@ -608,6 +706,17 @@ class _ReadByName(Transformer):
         return gast.copy_location(build.load(name), node) if name else self.generic_visit(node)
 
     visit_Attribute = visit_Subscript  # type: ignore[assignment]
+
+
+#: the splits picked at run time: whether the pieces must be even, and the axis ("h",
+#: "v", "d" for np.hsplit's and the others'; None: the call's own)
+_SPLITS = {
+    np.split: (True, None),
+    np.array_split: (False, None),
+    np.hsplit: (True, "h"),
+    np.vsplit: (True, "v"),
+    np.dsplit: (True, "d"),
+}
 
 
 def _constant_int(node: gast.expr) -> int | None:
