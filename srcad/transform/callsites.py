@@ -170,6 +170,14 @@ def differentiated_arguments(
         for p in signature.parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
+    if None in op.keywords:
+        # (``f(x, **cfg)`` of an argument not differentiated: its keys known only at run time)
+        raise source.error(
+            f"{op.label}: '**' of an argument, beside differentiated values, is not supported; "
+            "pass its entries by name (f(x, scale=cfg['scale'])), or differentiate with "
+            "respect to the argument too (its keys are then known)",
+            where,
+        )
     try:
         bound = signature.bind(*leading, *op.args, **{**fixed, **op.keywords})
     except TypeError as exc:

@@ -11,6 +11,7 @@ from srcad.transform.analyses.objects import method_objects, shares_nothing
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.anf import local_names
+from srcad.transform.normalize.dicts import SPREAD_KEYWORDS
 
 _REJECTED: dict[type, str] = {
     gast.With: "'with' statements cannot be differentiated",
@@ -45,6 +46,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     unpacked = _assigned_stars(tree)  # ``a, *rest = xs``: normalize/unpacking.py's
     local = local_names(tree)
     pytrees = set(getanno(tree, "leaves", None) or {})  # (one parameter per leaf by now)
+    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
@@ -59,8 +61,7 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
                 )
             if message is not None:
                 raise source.error(message, node)
-            _check_node(node, source, local, pytrees)
-    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+            _check_node(node, source, local, pytrees, params)
     setanno(tree, "number_params", _check_inplace_aliasing(tree.body, source, params, local))
     return tree
 
@@ -83,7 +84,9 @@ def _assigned_stars(tree: gast.FunctionDef) -> set[int]:
     return found
 
 
-def _check_node(node: gast.AST, source: Source, local: set[str], pytrees: set[str]) -> None:
+def _check_node(
+    node: gast.AST, source: Source, local: set[str], pytrees: set[str], params: set[str]
+) -> None:
     if isinstance(node, gast.AugAssign) and not isinstance(
         node.target, (gast.Name, gast.Subscript)
     ):
@@ -123,8 +126,12 @@ def _check_node(node: gast.AST, source: Source, local: set[str], pytrees: set[st
                 raise source.error("assignment to an attribute is not supported", part)
     if isinstance(node, gast.Call):
         for kw in node.keywords:
-            if kw.arg is None:
-                raise source.error("'**kwargs' in a call is not supported yet", node)
+            # (``f(**d)`` of a dict built in the function: its keys written out, dicts.py)
+            # (a parameter not differentiated: its dict passed as it is, at run time)
+            if kw.arg is None and not (
+                isinstance(kw.value, gast.Name) and kw.value.id in local | params
+            ):
+                raise source.error(SPREAD_KEYWORDS, node)
     if isinstance(node, gast.AnnAssign):
         raise source.error("annotated assignments are not supported", node)
 

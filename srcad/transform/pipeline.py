@@ -44,6 +44,7 @@ from srcad.transform.normalize.outputs import split_outputs
 from srcad.transform.normalize.pytrees import expand_pytree_params, refuse_unknown_structures
 from srcad.transform.normalize.rename import rename
 from srcad.transform.normalize.sequences import stack_list_arguments, stack_literals
+from srcad.transform.normalize.spreads import spread_known_keys
 from srcad.transform.normalize.stars import spread_stars
 from srcad.transform.normalize.trying import lower_try, restore_try
 from srcad.transform.normalize.tuples import name_indexed_displays, split_tuples
@@ -87,6 +88,8 @@ def normalize(
     statement, loops over ranges, no break/continue/early return, one name per value in
     straight-line code."""
     tree = join_displays(lambdas_as_defs(call_methods(source.tree, source)), source)
+    # (before your functions are written out)
+    tree = spread_known_keys(tree, structures or {}, namer)
     tree = lower_comprehensions(tree, source, namer)
     tree = inline_local_functions(tree, source, namer)
     tree = name_indexed_displays(tree, source, namer)

@@ -18,6 +18,7 @@ with a known answer keeps the arm it takes.
 from __future__ import annotations
 
 import builtins
+import copy
 from dataclasses import dataclass, field
 
 import gast
@@ -33,6 +34,10 @@ from srcad.transform.normalize.sequences import added
 from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bodies
 
 _VIEWS = ("keys", "values", "items")
+SPREAD_KEYWORDS = (
+    "'**kwargs' in a call is supported for a dict built in the function with constant keys "
+    '(d = {"a": u}; f(**d)) only'
+)
 #: calls a loop over written-out items may wrap them in
 _WRAPPERS = (builtins.enumerate, builtins.zip, builtins.reversed)
 
@@ -442,6 +447,14 @@ class _Lower:
             and isinstance(grand.args[0], gast.Constant)
         ):
             return "get"
+        if isinstance(parent, gast.Dict) and any(
+            k is None and v is use.node for k, v in zip(parent.keys, parent.values)
+        ):
+            return "spread"  # ``{**d, "b": v}``
+        if isinstance(parent, gast.keyword) and parent.arg is None and isinstance(grand, gast.Call):
+            return "spread"  # ``f(**d)``
+        if self.copied(use) is not None:
+            return "copy"  # ``d.copy()``, ``dict(d, b=v)``, ``copy.copy(d)``
         view, seq, rest = self.viewed(use)
         holder = rest[0] if rest else None
         if (
@@ -478,6 +491,29 @@ class _Lower:
             and all(k.arg is not None for k in value.keywords)
             and self.source.resolve(value.func, set()) is builtins.dict
         )
+
+    def copied(self, use: _Use) -> gast.Call | None:
+        """The call making a new dict of the same items from ``use``'s (``d.copy()``,
+        ``dict(d)``, ``dict(d, b=v)``, ``copy.copy(d)``), or None."""
+        parent, grand = use.parent, use.grand
+        if (
+            isinstance(parent, gast.Attribute)
+            and parent.attr == "copy"
+            and isinstance(grand, gast.Call)
+            and grand.func is parent
+            and not grand.args
+            and not grand.keywords
+        ):
+            return grand
+        if (
+            isinstance(parent, gast.Call)
+            and len(parent.args) == 1
+            and parent.args[0] is use.node
+            and all(k.arg is not None for k in parent.keywords)
+            and self.source.resolve(parent.func, set()) in (builtins.dict, copy.copy)
+        ):
+            return parent
+        return None
 
     def variable(self, d: _Dict, key: object) -> str:
         if key not in d.variables:
@@ -558,6 +594,29 @@ class _Lower:
         elif form == "len":
             call = self.viewed(use)[2][0]
             _swap(use, call, build.const(len(all_known(call))))
+        elif form == "spread" and isinstance(parent, gast.Dict):
+            k = next(i for i, v in enumerate(parent.values) if v is use.node)
+            keys = all_known(use.node)
+            # (a key written again later wins, as in Python: its store comes later)
+            parent.keys[k : k + 1] = [build.const(key) for key in keys]
+            parent.values[k : k + 1] = [build.load(self.variable(d, key)) for key in keys]
+        elif form == "spread":
+            keys = all_known(use.node)
+            if not all(isinstance(key, str) and key.isidentifier() for key in keys):
+                raise self.error(f"'**{name}' passes keys that are not names ({keys!r})", use.node)
+            k = next(i for i, kw in enumerate(grand.keywords) if kw is parent)
+            grand.keywords[k : k + 1] = [
+                gast.keyword(arg=key, value=build.load(self.variable(d, key))) for key in keys
+            ]
+        elif form == "copy":
+            call = self.copied(use)
+            keys = all_known(use.node)
+            rebuilt = gast.Dict(
+                keys=[build.const(k) for k in keys] + [build.const(k.arg) for k in call.keywords],
+                values=[build.load(self.variable(d, k)) for k in keys]
+                + [k.value for k in call.keywords],
+            )
+            _swap(use, call, rebuilt)
         elif form == "return":
             keys = all_known(use.node)
             rebuilt = gast.Dict(
@@ -658,4 +717,13 @@ def lower_dicts(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.Fu
     lower = _Lower(tree, source, namer)
     while lower.run():  # a value that is itself a dict display is lowered next round
         pass
+    args = tree.args
+    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and any(
+            k.arg is None and getattr(k.value, "id", None) not in params for k in node.keywords
+        ):
+            # (one the fence let through: a local name, not a dict srcad follows; a
+            # parameter's is passed as it is: one not differentiated)
+            raise source.error(SPREAD_KEYWORDS, node)
     return tree
