@@ -262,3 +262,102 @@ def test_one_element_per_selection_is_not_taken_for_a_uniform_value(n):
     for f in (three_way, nested_return):
         np.testing.assert_allclose(f(x, y), _elementwise_reference(f, x, y), rtol=1e-12)
     srcad.check_grad(lambda a, b: np.sum(three_way(a, b)), x, y, wrt=(0, 1), modes=("rev", "fwd"))
+
+
+# ---- parameters bound again, Python's own functions, augmented assignments (stop 31) ----
+
+
+def param_in_branch(x, y):
+    x = x * 2
+    if x > 0:
+        y = y + x  # y's tangent changes here: dropped until stop 31 (its seed stayed 1, 0)
+    return x * y
+
+
+def param_in_loop(x, y):
+    for i in range(3):
+        if y > 0.1 * i:
+            x = x * y
+    return x
+
+
+def param_on_both_sides(x, y):
+    if x > 0:
+        x = x * y
+    else:
+        y = y * x
+    return x + y
+
+
+def param_after_an_early_return(x, y):
+    # y bound again inside the scope the early return opens, then read by a later branch:
+    # the later branch gathered the old y until stop 31 (wrong values too)
+    if x < 0.08:
+        return x * x
+    if x > 0.61:
+        if y < -0.64:
+            y = x + 0.5
+        x = y * x
+    if x < 0.45:
+        t = y + x
+    else:
+        t = y * 2.0
+    return t
+
+
+def pythons_own(x, y):
+    return float(x) * y + min(x, y) * 2.0 + max(x, 0.3)
+
+
+def augmented(x, y):
+    s = x
+    s += y
+    s *= x
+    s -= 1.0
+    s /= y * y + 1
+    return s
+
+
+REBOUND = [
+    param_in_branch,
+    param_in_loop,
+    param_on_both_sides,
+    param_after_an_early_return,
+    pythons_own,
+    augmented,
+]
+
+
+def _partials_by_differences(f, x, y, h=1e-6):
+    # (Python floats: an augmented assignment on a 0-d array would change it in place)
+    dx = [(f(a + h, b) - f(a - h, b)) / (2 * h) for a, b in zip(x.tolist(), y.tolist())]
+    dy = [(f(a, b + h) - f(a, b - h)) / (2 * h) for a, b in zip(x.tolist(), y.tolist())]
+    return np.array(dx), np.array(dy)
+
+
+@pytest.mark.parametrize("f", REBOUND, ids=lambda f: f.__name__)
+def test_parameters_bound_again_and_pythons_own_functions(f):
+    rng = np.random.default_rng(31)
+    x, y = rng.uniform(-1.5, 1.5, 300), rng.uniform(-1.5, 1.5, 300)
+    kernel = srcad.elementwise(f)
+    value, partials = kernel.value_and_partials(x, y)
+    expected = [f(a, b) for a, b in zip(x.tolist(), y.tolist())]
+    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    for got, want in zip(partials, _partials_by_differences(f, x, y)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    g = srcad.grad(lambda x, y: np.sum(kernel(x, y) ** 2), wrt=(0, 1))(x, y)
+    for k in range(2):
+        np.testing.assert_allclose(g[k], 2 * value * partials[k], rtol=1e-12)
+
+
+def test_kernel_of_a_parameter_bound_again_and_of_pythons_min_and_max():
+    # CuPy's in_params are const: a parameter the code assigns is a local copy
+    parts = srcad.elementwise(param_in_branch).compiled((0, 1)).kernel
+    assert parts["in_params"] == "T x, T y_in"
+    assert parts["operation"].startswith("T y = y_in;")
+    assert "dy__1 = 1.0;" in parts["operation"]
+    assert "const T y_in" in parts["device"]
+    ops = srcad.elementwise(pythons_own).compiled((0, 1)).kernel["operation"]
+    assert "fmin(x, y)" in ops and "fmax(x, 0.3)" in ops
+    ops = srcad.elementwise(augmented).compiled((0, 1)).kernel["operation"]
+    assert "kept_dtype" not in ops

@@ -151,7 +151,16 @@ def expand(jvp: ast.FunctionDef, count: int) -> ast.FunctionDef:
     jvp = copy.deepcopy(jvp)
     params = [a.arg for a in jvp.args.args]
     primals, seeds = params[: len(params) - count], params[len(params) - count :]
-    body = list(jvp.body)
+    # (``s = x; s += y`` checks that x holds a number: here each element is one)
+    body = [
+        stmt
+        for stmt in jvp.body
+        if not (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and getattr(stmt.value.func, "id", "") == "number_argument"
+        )
+    ]
     ret = body.pop()
     value, tangent = ret.value.elts
     for stmt in body:
@@ -160,9 +169,24 @@ def expand(jvp: ast.FunctionDef, count: int) -> ast.FunctionDef:
             if getattr(stmt.value.func, "id", "") in ("array_namespace", "math_namespace"):
                 stmt.value.args = [a for a in stmt.value.args if getattr(a, "id", "") not in seeds]
     tangents = tangent_names(body, seeds)
-    expander = _Expand(tangents, {s: k for k, s in enumerate(seeds)}, count)
+    # a seed the code assigns again (the tangent of a parameter assigned in a branch or a
+    # loop, ``dy = dy + dx``) is the constant 1 or 0 only until then: a variable from the
+    # start, holding them
+    stored = {
+        n.id
+        for n in ast.walk(ast.Module(body, []))
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    constant = {s: k for k, s in enumerate(seeds) if s not in stored}
+    start = [
+        ast.Assign(targets=[ast.Name(f"{s}__{k}", ast.Store())], value=ast.Constant(float(j == k)))
+        for j, s in enumerate(seeds)
+        if s in stored
+        for k in range(count)
+    ]
+    expander = _Expand(tangents, constant, count)
     zeros: set[str] = set()
-    new_body = expander.block(body, zeros)
+    new_body = start + expander.block(body, zeros)
     partials = [
         _Component(tangents, k, expander.seeds, zeros).visit(copy.deepcopy(tangent))
         for k in range(count)

@@ -74,13 +74,19 @@ class _Emit:
     def call(self, node: ast.Call) -> str:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name.endswith("complex_checked"):
+            # (a check that the value is real, of rules that are not for complex numbers:
+            # the kernel's T is real)
+            return self.expr(node.args[0])
         args = [self.expr(a) for a in node.args]
         if name == "zero_tangent":
             return "0.0"
-        if name == "broadcast_like":
+        if name in ("broadcast_like", "kept_dtype"):  # (T is the numbers' one type)
             return args[0]
         if name == "float":
             return f"((double){args[0]})"
+        if name in ("min", "max") and len(args) == 2:  # Python's, of two numbers
+            return f"f{name}({args[0]}, {args[1]})"
         if name == "where":
             return f"({args[0]} ? {args[1]} : {args[2]})"
         if name == "sign":
@@ -156,18 +162,25 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             if node.id not in locals_ and node.id not in primals and node.id not in loops:
                 locals_.append(node.id)
-    lines = [f"T {local} = 0;" for local in locals_]
+    # a parameter the code assigns (in a branch: ``y = y + x``) is a local copy: CuPy's
+    # in_params, and the device function's, are const
+    stored = {
+        n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    params = [f"{p}_in" if p in stored else p for p in primals]
+    lines = [f"T {p} = {p}_in;" for p in primals if p in stored]
+    lines += [f"T {local} = 0;" for local in locals_]
     lines.extend(emit.block(body, ""))
     lines.append(f"out = {emit.expr(value)};")
     count = len(partials.elts)
     for k, partial in enumerate(partials.elts):
         lines.append(f"partial_{k} = {emit.expr(partial)};")
     operation = "\n".join(lines)
-    in_params = ", ".join(f"T {p}" for p in primals)
+    in_params = ", ".join(f"T {p}" for p in params)
     out_params = ", ".join(["T out", *(f"T partial_{k}" for k in range(count))])
     device = (
         "template <typename T>\n"
-        f"__device__ void {name}({', '.join(f'const T {p}' for p in primals)}, T& out"
+        f"__device__ void {name}({', '.join(f'const T {p}' for p in params)}, T& out"
         + "".join(f", T& partial_{k}" for k in range(count))
         + ") {\n"
         + "\n".join("    " + line for line in lines)

@@ -18,6 +18,7 @@ from srcad.kernels.cuda import kernel_parts
 from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
 from srcad.runtime.backend import array_namespace
+from srcad.runtime.inplace import kept_dtype
 from srcad.runtime.mixed import MixedJVP, MixedVJP
 from srcad.tracebacks import boundary
 from srcad.transform.codegen import compile_source
@@ -164,7 +165,8 @@ def _check_scalar(fun: Callable) -> None:
             continue
         callee = op.callee
         if callee is not None and (
-            isinstance(callee, np.ufunc)
+            callee is kept_dtype  # (``s += v``: a number's dtype stays)
+            or isinstance(callee, np.ufunc)
             or (op.rule is not None and op.rule.elementwise)  # np.where, np.clip
             or callee in _BUILTINS
             or getattr(callee, "__module__", None) == "math"

@@ -15,16 +15,29 @@ from srcad.errors import UnsupportedConstructError
 #: helpers of srcad/runtime/masks.py (and tangents.py) the vectorized code calls
 HELPERS = (
     "flat_broadcast", "split", "count", "take", "merge", "finish", "finish_partials", "negated",
+    "smaller", "larger",
 )  # fmt: skip
 
 
 class _Elementwise(ast.NodeTransformer):
-    """``not x`` on one element becomes ``negated(x)`` on all of them."""
+    """``not x`` on one element becomes ``negated(x)`` on all of them, Python's ``min`` and
+    ``max`` of two numbers ``smaller``/``larger``, and ``float(x)`` ``x`` (the arrays hold
+    floats)."""
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return ast.copy_location(_call("negated", node.operand), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        name = getattr(node.func, "id", None)
+        if name == "float" and len(node.args) == 1 and not node.keywords:
+            return node.args[0]
+        if name in ("min", "max") and len(node.args) == 2 and not node.keywords:
+            helper = "smaller" if name == "min" else "larger"
+            return ast.copy_location(_call(helper, *node.args), node)
         return node
 
 
@@ -242,14 +255,20 @@ def _is_take(node: ast.expr) -> bool:
 def _flatten_takes(
     fdef: ast.FunctionDef, names: _Names, composed: dict[tuple[str, str], str]
 ) -> None:
-    """``b = take(a, p); c = take(b, q)`` with ``b`` read by nothing but takes becomes
-    ``c = take(a, take(p, q))``: a value is gathered once, straight from where it is."""
+    """``b = take(a, p); c = take(b, q)`` with ``b`` read by nothing but takes, and bound
+    nowhere else, becomes ``c = take(a, take(p, q))``: a value is gathered once, straight
+    from where it is. (``b`` bound again, a parameter merged back after a branch changed it,
+    is no longer ``a``'s gather: composing through it read the old values, silently wrong
+    until stop 31.)"""
     gathered: dict[str, tuple[str, str]] = {}  # b -> (a, p) for b = take(a, p)
     reads: dict[str, int] = {}
     in_takes: dict[str, int] = {}
+    stores: dict[str, int] = {}
     for node in ast.walk(fdef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             reads[node.id] = reads.get(node.id, 0) + 1
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
         if _is_take(node) and isinstance(node.args[0], ast.Name):
             in_takes[node.args[0].id] = in_takes.get(node.args[0].id, 0) + 1
 
@@ -277,7 +296,8 @@ def _flatten_takes(
                         )
                     stmt.value = _call("take", _load(origin), _load(composed[key]))
                     source, where = origin, composed[key]
-                gathered[stmt.targets[0].id] = (source, where)
+                if stores.get(stmt.targets[0].id) == 1:
+                    gathered[stmt.targets[0].id] = (source, where)
             out.append(stmt)
         return out
 
@@ -294,10 +314,15 @@ def _flatten_merges(
     dead: set[int] = set()  # the merges folded into an outer one (not other `x = None`)
     while True:
         uses: dict[str, int] = {}
+        stores: dict[str, int] = {}
         for node in ast.walk(fdef):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 uses[node.id] = uses.get(node.id, 0) + 1
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        # (a name bound once: one bound again is not that merge's value everywhere)
         merges = {s.targets[0].id: s for s in body if _is_merge(s)}
+        merges = {n: m for n, m in merges.items() if stores.get(n) == 1}
         changed = False
         out: list[ast.stmt] = []
         for stmt in body:

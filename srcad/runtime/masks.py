@@ -83,6 +83,26 @@ def finish_partials(shape: tuple[int, ...], *partials: Any) -> Any:
     return xp.stack(parts) if parts else xp.zeros((0, *shape))
 
 
+def smaller(a: Any, b: Any) -> Any:
+    """Python's ``min(a, b)``, element by element (``a`` where they are equal, as Python)."""
+    xp = (
+        array_namespace(a, b)
+        if hasattr(a, "shape") or hasattr(b, "shape")
+        else array_namespace(0.0)
+    )
+    return xp.where(b < a, b, a)
+
+
+def larger(a: Any, b: Any) -> Any:
+    """Python's ``max(a, b)``, element by element (``a`` where they are equal, as Python)."""
+    xp = (
+        array_namespace(a, b)
+        if hasattr(a, "shape") or hasattr(b, "shape")
+        else array_namespace(0.0)
+    )
+    return xp.where(b > a, b, a)
+
+
 def negated(mask: Any) -> Any:
     """``not mask``, element by element."""
     xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)

@@ -28,6 +28,8 @@ MARGIN = 0.05
 TERMS = [
     "{a} * {b}", "{a} + 0.5 * {b}", "np.sin({a})", "np.tanh({a}) * {b}", "{a} * {a} - {b}",
     "np.exp(0.3 * {a})", "np.cos({a} + {b})", "{a} / (1.5 + {b} * {b})", "-{a}",
+    # Python's own, on numbers (an error on arrays until stop 31)
+    "float({a}) * {b}",
 ]  # fmt: skip
 
 
@@ -53,6 +55,16 @@ class Writer:
         lines = []
         for _ in range(self.rng.randint(1, 3)):
             kind = self.rng.random()
+            if self.rng.random() < 0.15:
+                # a parameter bound again in a branch, or updated in place (the first's
+                # later tangent was dropped until stop 31: silently wrong partials; the
+                # second refused)
+                name = self.rng.choice(self.names)
+                op = self.rng.choice(["+=", "*=", "-="])
+                lines.append(f"{indent}if {self.condition()}:")
+                lines.append(f"{indent}    {self.rng.choice(['x', 'y'])} = {self.expr()}")
+                lines.append(f"{indent}{name} {op} {self.expr()}")
+                continue
             if kind < 0.35 or depth >= 2:
                 self.count += 1
                 name = f"t{self.count}"

@@ -421,6 +421,8 @@ def _copyto(call: gast.Call, what: str) -> Mutation:
 def _python_function(callee: object) -> object | None:
     """The user's Python function a call runs: a function, a bound method's function, a
     ``functools.partial``'s, a jitted function's Python original (``py_func``)."""
+    if callable(getattr(callee, "srcad_handle", None)):
+        return None  # (srcad.elementwise: a function of numbers, new arrays out)
     for attr in ("func", "__func__", "py_func", "__wrapped__"):
         inner = getattr(callee, attr, None)
         if inspect.isfunction(inner) and not inspect.isfunction(callee):
