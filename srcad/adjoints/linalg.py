@@ -33,6 +33,7 @@ from srcad.runtime.accumulate import (
     unit_if_zero,
 )
 from srcad.runtime.complexes import complex_checked_unless, conj_if_complex, real_part
+from srcad.runtime.decompositions import cofactors
 from srcad.runtime.einsums import (
     einsum_general_replacing,
     grad_einsum_general,
@@ -157,7 +158,8 @@ def solve(y, a, b):
 
 @adjoint(np.linalg.det)
 def det(y, a):
-    d[a] = xp.expand_dims(xp.expand_dims(d[y] * y, -1), -1) * xp.swapaxes(xp.linalg.inv(a), -1, -2)
+    # the cofactors: det(a) inv(a)^T, or through the SVD where a is singular
+    d[a] = xp.expand_dims(xp.expand_dims(d[y], -1), -1) * cofactors(a, y)
 
 
 @adjoint(np.linalg.matrix_power)
@@ -310,8 +312,25 @@ def solve_tangent(y, a, b):
 
 @tangent(np.linalg.det)
 def det_tangent(y, a):
-    # Jacobi's formula: d det(a) = det(a) * trace(inv(a) @ da)
-    d[y] = y * xp.sum(xp.swapaxes(xp.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+    # Jacobi's formula: d det(a) = trace(adj(a) @ da), the cofactors' sum against da
+    d[y] = xp.sum(cofactors(a, y) * d[a], axis=(-2, -1))
+
+
+@adjoint(cofactors)
+def cofactors_adjoint(r, a, det):
+    # r = det inv(a)^T (b = inv(a)^T), differentiated again where a is invertible
+    b = xp.swapaxes(xp.linalg.inv(a), -1, -2)
+    d[det] = xp.sum(d[r] * b, axis=(-2, -1))
+    scale = xp.expand_dims(xp.expand_dims(det, -1), -1)
+    d[a] = -scale * (b @ xp.swapaxes(d[r], -1, -2) @ b)
+
+
+@tangent(cofactors)
+def cofactors_tangent(r, a, det):
+    b = xp.swapaxes(xp.linalg.inv(a), -1, -2)
+    scale = xp.expand_dims(xp.expand_dims(det, -1), -1)
+    d[r] = xp.expand_dims(xp.expand_dims(d[det], -1), -1) * b
+    d[r] = -scale * (b @ xp.swapaxes(d[a], -1, -2) @ b)
 
 
 @tangent(np.linalg.matrix_power)

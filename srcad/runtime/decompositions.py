@@ -51,6 +51,21 @@ def split_axis(x: Any, kind: str) -> int:
     return 0 if kind == "v" else 2
 
 
+def cofactors(a: Any, det: Any) -> Any:
+    """The matrix of cofactors of ``a`` (``det * inv(a)^T`` where ``a`` is invertible), the
+    gradient of ``np.linalg.det``: where ``det`` is 0 (``a`` singular), through the SVD,
+    ``a = u s vh``: ``det(u) det(vh) u diag(prod of the other s) vh``."""
+    xp = array_namespace(a)
+    if not xp.any(det == 0):
+        return xp.expand_dims(xp.expand_dims(det, -1), -1) * _t(xp.linalg.inv(a))
+    from srcad.runtime.accumulate import prod_others
+
+    u, s, vh = xp.linalg.svd(a)
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    others = xp.expand_dims(prod_others(s, -1), -2)
+    return xp.expand_dims(xp.expand_dims(sign, -1), -1) * ((u * others) @ vh)
+
+
 def split_piece(x: Any, k: int, sections: Any, axis: Any = 0, even: bool = True) -> Any:
     """``np.split(x, sections, axis)[k]`` (``np.array_split``'s where not ``even``; ``axis``
     ``"h"``, ``"v"`` or ``"d"`` for ``np.hsplit``'s and the others'): one piece of a split,

@@ -99,3 +99,43 @@ def test_kron_float32():
 )
 def test_cross(expr, sa, sb):
     check(expr, rand(*sa), rand(*sb, seed=1))
+
+
+# ---- det at singular matrices: the cofactors, through the SVD (a LinAlgError from inv
+# until stop 31); second derivatives there still go through inv ----
+
+_Q = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))[0]
+_W = np.array([2.0, 0.5, -1.0])
+
+
+def _det_diagonal(x):
+    return np.linalg.det(np.diag(x))
+
+
+def _det_rotated(x):
+    return np.linalg.det(_Q @ np.diag(x) @ _Q.T)
+
+
+def _det_rank_one(x):
+    return np.linalg.det(np.outer(x, _W))
+
+
+def _det_stack(x):
+    return np.sum(np.linalg.det(np.stack([np.diag(x), np.diag(x) + np.eye(3)])) * [1.0, 2.0])
+
+
+@pytest.mark.parametrize("f", [_det_diagonal, _det_rotated, _det_rank_one, _det_stack])
+def test_det_at_singular_matrices(f):
+    import srcad
+
+    x = np.array([0.3, -0.7, 0.0])  # diag(x) singular: det = x0 x1 x2, gradient (0, 0, x0 x1)
+    want = {
+        _det_diagonal: [0.0, 0.0, -0.21],
+        _det_rotated: [0.0, 0.0, -0.21],
+        _det_rank_one: [0.0, 0.0, 0.0],  # singular for every x
+        # and 2 det(diag(x) + I) = 2 (1.3)(0.3)(1.0): gradient 2 (0.3, 1.3, 0.39)
+        _det_stack: [0.6, 2.6, -0.21 + 0.78],
+    }[f]
+    np.testing.assert_allclose(srcad.grad(f)(x), want, atol=1e-12)
+    np.testing.assert_allclose(srcad.jacobian(f)(x), want, atol=1e-12)
+    assert srcad.check_grad(f, x, modes=("rev", "fwd")) < 1e-6

@@ -585,6 +585,13 @@ class ProgramWriter:
                     "np.linalg.eigh(np.outer({v}, {v}) + np.eye(3))[0]",
                     "np.linalg.svd(np.outer({v}, {v}) * {l})[1]",
                 ]
+                # det of a singular matrix (a LinAlgError until stop 31; its second
+                # derivative there still goes through inv)
+                + (
+                    []
+                    if self.second_order
+                    else ["np.linalg.det(np.diag(np.array([1.0, 1.0, 0.0]) * {l})) + {l}"]
+                )
             )
             v = f"np.tanh(np.array([np.sum({c}), np.mean({d}), 0.5]))"
             values = form.format(l=level, s=spread, v=v)
