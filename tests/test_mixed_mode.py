@@ -318,7 +318,26 @@ def augmented(x, y):
     return s
 
 
+def chained_comparison(x, y):
+    if -0.5 < x < 0.5:  # (a ValueError on arrays until stop 31)
+        return x * y
+    return y
+
+
+def python_mod(x, y):
+    # Python's % and //, the sign of the divisor (the kernel's fmod kept the dividend's)
+    return (x * 3) % 1.0 * y + (x * 3) // 1.0 * y
+
+
+def math_without_numpy_twins(x, y):
+    # math.erf has no NumPy function: SciPy's on arrays (no rule for math.atan2 before)
+    return math.erf(x) * y + math.atan2(y, 2.0) + math.log1p(x * x)
+
+
 REBOUND = [
+    chained_comparison,
+    python_mod,
+    math_without_numpy_twins,
     param_in_branch,
     param_in_loop,
     param_on_both_sides,
@@ -361,3 +380,12 @@ def test_kernel_of_a_parameter_bound_again_and_of_pythons_min_and_max():
     assert "fmin(x, y)" in ops and "fmax(x, 0.3)" in ops
     ops = srcad.elementwise(augmented).compiled((0, 1)).kernel["operation"]
     assert "kept_dtype" not in ops
+
+
+def test_kernel_of_chained_comparisons_pythons_mod_and_numpys_other_functions():
+    ops = srcad.elementwise(chained_comparison).compiled((0, 1)).kernel["operation"]
+    assert "(((-0.5) < x) && (x < 0.5))" in ops
+    ops = srcad.elementwise(python_mod).compiled((0, 1)).kernel["operation"]
+    assert "floor(" in ops and "fmod" not in ops
+    ops = srcad.elementwise(math_without_numpy_twins).compiled((0, 1)).kernel["operation"]
+    assert "erf(x)" in ops and "atan2(y, 2.0)" in ops

@@ -113,7 +113,7 @@ def square(y, x):
     return 2 * x
 
 
-@adjoint(np.abs, np.absolute, abs, shape_preserving=True)
+@adjoint(np.abs, np.absolute, abs, math.fabs, shape_preserving=True)
 def absolute(y, x):
     # sign(x) for real x; conj(x) / |x| for complex (JAX's convention), 0 at 0 for both;
     # the cotangent of the real y is real (stack or vdot of y with complex values may leave
@@ -232,6 +232,102 @@ def math_sqrt(y, x):
 def math_pow(y, a, b):
     # as the power operator's rule: finite at b == 0 and at a == 0
     return b * math.pow(a, unit_if_zero(b) - 1), y * math.log(unit_if_zero(a))
+
+
+@partials(math.tan, cuda="tan")
+def math_tan(y, x):
+    return 1 + y * y
+
+
+@partials(math.sinh, cuda="sinh")
+def math_sinh(y, x):
+    return math.cosh(x)
+
+
+@partials(math.cosh, cuda="cosh")
+def math_cosh(y, x):
+    return math.sinh(x)
+
+
+@partials(math.asin, cuda="asin")
+def math_asin(y, x):
+    return 1 / math.sqrt(1 - x * x)
+
+
+@partials(math.acos, cuda="acos")
+def math_acos(y, x):
+    return -1 / math.sqrt(1 - x * x)
+
+
+@partials(math.atan, cuda="atan")
+def math_atan(y, x):
+    return 1 / (1 + x * x)
+
+
+@partials(math.asinh, cuda="asinh")
+def math_asinh(y, x):
+    return 1 / math.sqrt(x * x + 1)
+
+
+@partials(math.acosh, cuda="acosh")
+def math_acosh(y, x):
+    return 1 / math.sqrt(x * x - 1)
+
+
+@partials(math.atanh, cuda="atanh")
+def math_atanh(y, x):
+    return 1 / (1 - x * x)
+
+
+@partials(math.erf, cuda="erf")
+def math_erf(y, x):
+    return 1.1283791670955126 * math.exp(-x * x)  # 2 / sqrt(pi)
+
+
+@partials(math.erfc, cuda="erfc")
+def math_erfc(y, x):
+    return -1.1283791670955126 * math.exp(-x * x)
+
+
+@partials(math.log1p, cuda="log1p")
+def math_log1p(y, x):
+    return 1 / (1 + x)
+
+
+@partials(math.expm1, cuda="expm1")
+def math_expm1(y, x):
+    return y + 1
+
+
+@partials(math.log2, cuda="log2")
+def math_log2(y, x):
+    return 1 / (x * 0.6931471805599453)  # ln 2
+
+
+@partials(math.log10, cuda="log10")
+def math_log10(y, x):
+    return 1 / (x * 2.302585092994046)  # ln 10
+
+
+@partials(math.exp2, cuda="exp2")
+def math_exp2(y, x):
+    return y * 0.6931471805599453
+
+
+@partials(math.cbrt, cuda="cbrt")
+def math_cbrt(y, x):
+    return 1 / (3 * y * y)
+
+
+@partials(math.atan2, cuda="atan2")
+def math_atan2(y, a, b):
+    return b / (a * a + b * b), -a / (a * a + b * b)
+
+
+@partials(math.hypot, cuda="hypot")
+def math_hypot(y, a, b):
+    # at a == b == 0 the subgradient 0, as np.hypot's
+    return a / unit_if_zero(y), b / unit_if_zero(y)
 
 
 # ---- more elementwise functions ----
@@ -354,7 +450,7 @@ def conj(y, x):
 # ---- tangents ----
 
 
-@tangent(np.abs, np.absolute, abs)
+@tangent(np.abs, np.absolute, abs, math.fabs)
 def absolute_tangent(y, x):
     d[y] = xp.real(d[x] * abs_slope(x, y))
 

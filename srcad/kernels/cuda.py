@@ -17,7 +17,33 @@ _FUNCTIONS = {
     "absolute": "fabs", "maximum": "fmax", "minimum": "fmin", "fmax": "fmax", "fmin": "fmin",
     "floor": "floor", "ceil": "ceil",
 }  # fmt: skip
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+#: NumPy's other elementwise functions, as C expressions of their arguments
+_TEMPLATES = {
+    "acosh": "acosh({0})", "asinh": "asinh({0})", "atanh": "atanh({0})", "exp2": "exp2({0})",
+    "trunc": "trunc({0})", "rint": "rint({0})", "reciprocal": "(1.0 / {0})",
+    "negative": "(-{0})", "positive": "{0}", "conj": "{0}", "conjugate": "{0}",
+    "deg2rad": "({0} * 0.017453292519943295)", "radians": "({0} * 0.017453292519943295)",
+    "rad2deg": "({0} * 57.29577951308232)", "degrees": "({0} * 57.29577951308232)",
+    "isnan": "isnan({0})", "isinf": "isinf({0})", "isfinite": "isfinite({0})",
+    "signbit": "signbit({0})", "logical_not": "(!{0})",
+    "logical_and": "({0} && {1})", "logical_or": "({0} || {1})",
+    "logical_xor": "(!{0} != !{1})", "add": "({0} + {1})", "subtract": "({0} - {1})",
+    "multiply": "({0} * {1})", "divide": "({0} / {1})", "true_divide": "({0} / {1})",
+    "floor_divide": "floor({0} / {1})", "mod": "({0} - floor({0} / {1}) * {1})",
+    "remainder": "({0} - floor({0} / {1}) * {1})", "equal": "({0} == {1})",
+    "not_equal": "({0} != {1})",
+    "greater": "({0} > {1})", "greater_equal": "({0} >= {1})", "less": "({0} < {1})",
+    "less_equal": "({0} <= {1})",
+    "logaddexp2": "(fmax({0}, {1}) + log2(1.0 + exp2(-fabs({0} - {1}))))",
+}  # fmt: skip
+# (``|``, ``&``, ``^`` in the code met so far combine masks: as logic on the truth values)
+_OPERATORS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitOr: "||",
+    ast.BitAnd: "&&", ast.BitXor: "!=",
+}  # fmt: skip
+_CONSTANTS = {
+    "pi": "3.141592653589793", "e": "2.718281828459045", "inf": "INFINITY", "nan": "NAN",
+}  # fmt: skip
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -46,21 +72,31 @@ class _Emit:
             if isinstance(node.op, ast.Pow):
                 return f"pow({left}, {right})"
             if isinstance(node.op, ast.Mod):
-                return f"fmod({left}, {right})"
+                # Python's: the sign of the divisor (C's fmod keeps the dividend's)
+                return f"({left} - floor({left} / {right}) * {right})"
+            if isinstance(node.op, ast.FloorDiv):
+                return f"floor({left} / {right})"
             op = _OPERATORS.get(type(node.op))
             if op is None:
                 raise self.error(f"the operator {type(node.op).__name__}")
             return f"({left} {op} {right})"
+        if isinstance(node, ast.Attribute) and node.attr in _CONSTANTS:
+            return _CONSTANTS[node.attr]  # (np.pi, math.e, ...)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
                 return f"(-{self.expr(node.operand)})"
             if isinstance(node.op, ast.UAdd):
                 return self.expr(node.operand)
-            if isinstance(node.op, ast.Not):
+            if isinstance(node.op, (ast.Not, ast.Invert)):  # (``~mask``: a mask's negation)
                 return f"(!{self.expr(node.operand)})"
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            op = _COMPARE[type(node.ops[0])]
-            return f"({self.expr(node.left)} {op} {self.expr(node.comparators[0])})"
+        if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+            # (``a < x < b``: each pair, all of them holding)
+            operands = [self.expr(node.left), *map(self.expr, node.comparators)]
+            pairs = [
+                f"({a} {_COMPARE[type(op)]} {b})"
+                for a, op, b in zip(operands, node.ops, operands[1:])
+            ]
+            return pairs[0] if len(pairs) == 1 else "(" + " && ".join(pairs) + ")"
         if isinstance(node, ast.BoolOp):
             op = " && " if isinstance(node.op, ast.And) else " || "
             return "(" + op.join(self.expr(v) for v in node.values) + ")"
@@ -81,8 +117,12 @@ class _Emit:
         args = [self.expr(a) for a in node.args]
         if name == "zero_tangent":
             return "0.0"
-        if name in ("broadcast_like", "kept_dtype"):  # (T is the numbers' one type)
+        if name in ("broadcast_like", "kept_dtype", "real"):  # (T is the numbers' one type)
             return args[0]
+        if name == "abs_slope":  # (sign(x) for real x)
+            return f"(({args[0]} > 0) - ({args[0]} < 0))"
+        if name == "unit_if_zero":
+            return f"({args[0]} == 0.0 ? 1.0 : {args[0]})"
         if name == "float":
             return f"((double){args[0]})"
         if name in ("min", "max") and len(args) == 2:  # Python's, of two numbers
@@ -97,6 +137,8 @@ class _Emit:
         if name == "square":
             return f"({args[0]} * {args[0]})"
         c = cuda_functions().get(name) or _FUNCTIONS.get(name)
+        if c is None and name in _TEMPLATES:
+            return _TEMPLATES[name].format(*args)
         if c is None:
             raise self.error(f"a call to {name}()")
         return f"{c}({', '.join(args)})"

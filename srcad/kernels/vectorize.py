@@ -15,7 +15,7 @@ from srcad.errors import UnsupportedConstructError
 #: helpers of srcad/runtime/masks.py (and tangents.py) the vectorized code calls
 HELPERS = (
     "flat_broadcast", "split", "count", "take", "merge", "finish", "finish_partials", "negated",
-    "smaller", "larger",
+    "smaller", "larger", "elementwise_math",
 )  # fmt: skip
 
 
@@ -29,6 +29,21 @@ class _Elementwise(ast.NodeTransformer):
         if isinstance(node.op, ast.Not):
             return ast.copy_location(_call("negated", node.operand), node)
         return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        # ``a < x < b`` on one element: each pair, all of them holding (``&``)
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        operands = [node.left, *node.comparators]
+        pairs = [
+            ast.Compare(left=a, ops=[op], comparators=[b])
+            for a, op, b in zip(operands, node.ops, operands[1:])
+        ]
+        chained = pairs[0]
+        for pair in pairs[1:]:
+            chained = ast.BinOp(left=chained, op=ast.BitAnd(), right=pair)
+        return ast.copy_location(chained, node)
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
@@ -205,7 +220,7 @@ def vectorize(expanded: ast.FunctionDef, name: str, filename: str) -> ast.Functi
         # math.f on one element becomes the arrays' f on all of them
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             if getattr(stmt.value.func, "id", None) == "math_namespace":
-                stmt.value.func = ast.Name("array_namespace", ast.Load())
+                stmt.value.func = ast.Name("elementwise_math", ast.Load())
     body = [_Elementwise().visit(s) for s in body]
     returned = set(_loaded([ast.Expr(ret.value)]))
     new_body = _Vectorize(names, filename).block(body, size, set(primals), returned)

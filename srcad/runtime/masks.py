@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
 from srcad.runtime.backend import array_namespace
 
 
@@ -107,3 +109,33 @@ def negated(mask: Any) -> Any:
     """``not mask``, element by element."""
     xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)
     return xp.logical_not(mask)
+
+
+class _ElementwiseMath:
+    """``math``'s functions on arrays, for srcad.elementwise's vectorized code: the arrays'
+    own where their namespace has one (``sin``), else SciPy's (``erf``), else ``math``'s
+    applied element by element."""
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        own = getattr(self.xp, name, None)
+        if own is not None:
+            return own
+        try:
+            import scipy.special
+
+            special = getattr(scipy.special, name, None)
+        except ImportError:
+            special = None
+        if special is not None:
+            return special
+        import math
+
+        return numpy.vectorize(getattr(math, name), otypes=[float])
+
+
+def elementwise_math(*args: Any) -> Any:
+    """What ``math`` is in the vectorized code of an elementwise function (see above)."""
+    return _ElementwiseMath(array_namespace(*args))

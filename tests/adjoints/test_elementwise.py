@@ -80,6 +80,14 @@ def test_clip():
         ("math.sqrt(x)", (1.3,)),
         ("math.pow(x, y)", (1.3, 0.7)),
         ("math.sin(x) * math.exp(y) + math.sqrt(x)", (1.3, 0.7)),
+        # (no rule until stop 31: "no adjoint rule for math.tan")
+        ("math.tan(x) + math.sinh(x) + math.cosh(x)", (0.3,)),
+        ("math.asin(x) + math.acos(x) * 2 + math.atan(x)", (0.3,)),
+        ("math.asinh(x) + math.acosh(x + 1.5) + math.atanh(x)", (0.3,)),
+        ("math.erf(x) + math.erfc(x) * 2", (0.3,)),
+        ("math.log1p(x) + math.expm1(x) + math.log2(x) + math.log10(x)", (0.3,)),
+        ("math.exp2(x) + math.cbrt(x) + math.fabs(x - 1.0)", (0.3,)),
+        ("math.atan2(x, y) + math.hypot(x, y)", (0.3, -0.7)),
     ],
 )
 def test_math(expr, args):

@@ -28,8 +28,9 @@ MARGIN = 0.05
 TERMS = [
     "{a} * {b}", "{a} + 0.5 * {b}", "np.sin({a})", "np.tanh({a}) * {b}", "{a} * {a} - {b}",
     "np.exp(0.3 * {a})", "np.cos({a} + {b})", "{a} / (1.5 + {b} * {b})", "-{a}",
-    # Python's own, on numbers (an error on arrays until stop 31)
-    "float({a}) * {b}",
+    # Python's own, on numbers (an error on arrays until stop 31), and math's functions
+    # without a NumPy twin (erf) or without a rule (atan2) until then
+    "float({a}) * {b}", "math.erf({a}) * {b}", "math.atan2({a}, 1.5 + {b} * {b})",
 ]  # fmt: skip
 
 
@@ -49,7 +50,13 @@ class Writer:
     def condition(self) -> str:
         threshold = round(self.rng.uniform(-1.0, 1.0), 2)
         self.thresholds.append(threshold)
-        return f"{self.rng.choice(['x', 'y'])} {self.rng.choice(['>', '<'])} {threshold}"
+        name = self.rng.choice(["x", "y"])
+        if self.rng.random() < 0.2:
+            # a chained comparison (a ValueError on arrays until stop 31)
+            upper = round(threshold + self.rng.uniform(0.2, 1.0), 2)
+            self.thresholds.append(upper)
+            return f"{threshold} < {name} < {upper}"
+        return f"{name} {self.rng.choice(['>', '<'])} {threshold}"
 
     def block(self, depth: int, indent: str) -> list[str]:
         lines = []
@@ -94,6 +101,8 @@ class Writer:
         body.append(f"    return {self.expr()}")
         return "\n".join(
             [
+                "import math",
+                "",
                 "import numpy as np",
                 "import srcad",
                 "",
