@@ -72,6 +72,16 @@ class Writer:
                 lines.append(f"{indent}    {self.rng.choice(['x', 'y'])} = {self.expr()}")
                 lines.append(f"{indent}{name} {op} {self.expr()}")
                 continue
+            if depth == 0 and self.rng.random() < 0.12:
+                # a loop over a constant range updating a name, leaving early or returning
+                name = self.rng.choice(self.names)
+                lines.append(f"{indent}for i in range({self.rng.randint(1, 3)}):")
+                lines.append(f"{indent}    {name} = {name} * 0.75 + 0.25 * {self.expr()}")
+                jump = self.rng.choice(["break", "continue", f"return {self.expr()}"])
+                lines.append(f"{indent}    if {self.condition()}:")
+                lines.append(f"{indent}        {jump}")
+                lines.append(f"{indent}    {name} = {name} + 0.1 * {self.expr()}")
+                continue
             if kind < 0.35 or depth >= 2:
                 self.count += 1
                 name = f"t{self.count}"
