@@ -958,7 +958,7 @@ class ProgramWriter:
                     self.constructs.add("local functions raising in a try body")
                     self.locals.add("halved")
                     body[1] = f"    {t} = halved({p}, {t}f) + {q} * 0.25"
-            if self.rng.random() < 0.3:
+            if self.rng.random() < 0.45:
                 # an array the body makes and updates (accepted: no name outside sees it)
                 self.constructs.add("arrays made and updated in a try body")
                 made = [
