@@ -582,15 +582,19 @@ class ProgramWriter:
                     "np.linalg.eigh(np.diag(np.array([1.0, 1.0, 2.0]) * {l}) + {s})[0]",
                     "np.linalg.svd(np.diag(np.array([1.0, 1.0, 0.0]) * {l}))[1]",
                     "np.linalg.eig(np.diag(np.array([2.0, 1.0, 1.0]) * {l}) + {s})[0]",
-                    "np.linalg.eigh(np.outer({v}, {v}) + np.eye(3))[0]",
-                    "np.linalg.svd(np.outer({v}, {v}) * {l})[1]",
                 ]
-                # det of a singular matrix (a LinAlgError until stop 31; its second
-                # derivative there still goes through inv)
+                # values tied up to rounding (a rank-one matrix): their second derivatives
+                # read the rounding as a change breaking the tie, NaN (campaign seed
+                # 5600076), as JAX's do; det of a singular matrix (a LinAlgError until stop
+                # 31; its second derivative there still goes through inv): first order only
                 + (
                     []
                     if self.second_order
-                    else ["np.linalg.det(np.diag(np.array([1.0, 1.0, 0.0]) * {l})) + {l}"]
+                    else [
+                        "np.linalg.eigh(np.outer({v}, {v}) + np.eye(3))[0]",
+                        "np.linalg.svd(np.outer({v}, {v}) * {l})[1]",
+                        "np.linalg.det(np.diag(np.array([1.0, 1.0, 0.0]) * {l})) + {l}",
+                    ]
                 )
             )
             v = f"np.tanh(np.array([np.sum({c}), np.mean({d}), 0.5]))"
