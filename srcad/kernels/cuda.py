@@ -199,16 +199,12 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
     emit = _Emit(filename)
     module = ast.Module(body=body, type_ignores=[])
     loops = {s.target.id for s in ast.walk(module) if isinstance(s, ast.For)}
-    locals_: list[str] = []
-    for node in ast.walk(module):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            if node.id not in locals_ and node.id not in primals and node.id not in loops:
-                locals_.append(node.id)
+    stored = [
+        n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+    locals_ = [n for n in dict.fromkeys(stored) if n not in primals and n not in loops]
     # a parameter the code assigns (in a branch: ``y = y + x``) is a local copy: CuPy's
     # in_params, and the device function's, are const
-    stored = {
-        n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
     params = [f"{p}_in" if p in stored else p for p in primals]
     lines = [f"T {p} = {p}_in;" for p in primals if p in stored]
     lines += [f"T {local} = 0;" for local in locals_]

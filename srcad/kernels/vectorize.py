@@ -263,6 +263,17 @@ def _is_merge(stmt: ast.stmt) -> bool:
     )
 
 
+def _counts(fdef: ast.FunctionDef) -> tuple[dict[str, int], dict[str, int]]:
+    """How often each name is read, and how often bound."""
+    reads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name):
+            counts = reads if isinstance(node.ctx, ast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return reads, stores
+
+
 def _is_take(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "take"
 
@@ -276,14 +287,9 @@ def _flatten_takes(
     is no longer ``a``'s gather: composing through it read the old values, silently wrong
     until stop 31.)"""
     gathered: dict[str, tuple[str, str]] = {}  # b -> (a, p) for b = take(a, p)
-    reads: dict[str, int] = {}
+    reads, stores = _counts(fdef)
     in_takes: dict[str, int] = {}
-    stores: dict[str, int] = {}
     for node in ast.walk(fdef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads[node.id] = reads.get(node.id, 0) + 1
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
         if _is_take(node) and isinstance(node.args[0], ast.Name):
             in_takes[node.args[0].id] = in_takes.get(node.args[0].id, 0) + 1
 
@@ -328,13 +334,7 @@ def _flatten_merges(
     body = fdef.body
     dead: set[int] = set()  # the merges folded into an outer one (not other `x = None`)
     while True:
-        uses: dict[str, int] = {}
-        stores: dict[str, int] = {}
-        for node in ast.walk(fdef):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                uses[node.id] = uses.get(node.id, 0) + 1
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                stores[node.id] = stores.get(node.id, 0) + 1
+        uses, stores = _counts(fdef)
         # (a name bound once: one bound again is not that merge's value everywhere)
         merges = {s.targets[0].id: s for s in body if _is_merge(s)}
         merges = {n: m for n, m in merges.items() if stores.get(n) == 1}

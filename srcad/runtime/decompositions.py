@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from srcad.runtime.accumulate import prod_others
 from srcad.runtime.backend import array_namespace
 
 
@@ -58,8 +59,6 @@ def cofactors(a: Any, det: Any) -> Any:
     xp = array_namespace(a)
     if not xp.any(det == 0):
         return xp.expand_dims(xp.expand_dims(det, -1), -1) * _t(xp.linalg.inv(a))
-    from srcad.runtime.accumulate import prod_others
-
     u, s, vh = xp.linalg.svd(a)
     sign = xp.linalg.det(u) * xp.linalg.det(vh)
     others = xp.expand_dims(prod_others(s, -1), -2)
@@ -70,18 +69,22 @@ def split_piece(x: Any, k: int, sections: Any, axis: Any = 0, even: bool = True)
     """``np.split(x, sections, axis)[k]`` (``np.array_split``'s where not ``even``; ``axis``
     ``"h"``, ``"v"`` or ``"d"`` for ``np.hsplit``'s and the others'): one piece of a split,
     picked by a number known only at run time."""
-    xp = array_namespace(x)
-    axis = split_axis(x, axis) if isinstance(axis, str) else axis
-    return (xp.split if even else xp.array_split)(x, sections, axis=axis)[k]
+    return _pieces(x, sections, axis, even)[1][k]
 
 
 def unsplit_piece(g: Any, x: Any, k: int, sections: Any, axis: Any = 0, even: bool = True) -> Any:
     """The adjoint of :func:`split_piece`: ``g`` where the piece came from, zero elsewhere."""
     xp = array_namespace(g, x)
-    axis = split_axis(x, axis) if isinstance(axis, str) else axis
-    pieces = (xp.split if even else xp.array_split)(xp.zeros_like(x), sections, axis=axis)
+    axis, pieces = _pieces(xp.zeros_like(x), sections, axis, even)
     pieces[k] = xp.broadcast_to(g, pieces[k].shape)
     return xp.concatenate(pieces, axis=axis)
+
+
+def _pieces(x: Any, sections: Any, axis: Any, even: bool) -> tuple[int, list[Any]]:
+    """The axis :func:`split_piece` splits along, and the pieces."""
+    xp = array_namespace(x)
+    axis = split_axis(x, axis) if isinstance(axis, str) else axis
+    return axis, list((xp.split if even else xp.array_split)(x, sections, axis=axis))
 
 
 def qr_factor(r: Any, mode: str = "reduced") -> Any:

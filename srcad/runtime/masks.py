@@ -7,6 +7,7 @@ same for every element and is never gathered.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
@@ -87,28 +88,23 @@ def finish_partials(shape: tuple[int, ...], *partials: Any) -> Any:
 
 def smaller(a: Any, b: Any) -> Any:
     """Python's ``min(a, b)``, element by element (``a`` where they are equal, as Python)."""
-    xp = (
-        array_namespace(a, b)
-        if hasattr(a, "shape") or hasattr(b, "shape")
-        else array_namespace(0.0)
-    )
-    return xp.where(b < a, b, a)
+    return _namespace(a, b).where(b < a, b, a)
 
 
 def larger(a: Any, b: Any) -> Any:
     """Python's ``max(a, b)``, element by element (``a`` where they are equal, as Python)."""
-    xp = (
-        array_namespace(a, b)
-        if hasattr(a, "shape") or hasattr(b, "shape")
-        else array_namespace(0.0)
-    )
-    return xp.where(b > a, b, a)
+    return _namespace(a, b).where(b > a, b, a)
 
 
 def negated(mask: Any) -> Any:
     """``not mask``, element by element."""
-    xp = array_namespace(mask) if hasattr(mask, "shape") else array_namespace(0.0)
-    return xp.logical_not(mask)
+    return _namespace(mask).logical_not(mask)
+
+
+def _namespace(*values: Any) -> Any:
+    """The arrays' namespace, NumPy's where the values are all Python numbers."""
+    arrays = [v for v in values if hasattr(v, "shape")]
+    return array_namespace(*arrays) if arrays else array_namespace(0.0)
 
 
 class _ElementwiseMath:
@@ -131,8 +127,6 @@ class _ElementwiseMath:
             special = None
         if special is not None:
             return special
-        import math
-
         return numpy.vectorize(getattr(math, name), otypes=[float])
 
 

@@ -36,7 +36,7 @@ from srcad.transform.normalize.walk import all_statements, own_parts, rewrite_bo
 _VIEWS = ("keys", "values", "items")
 SPREAD_KEYWORDS = (
     "'**kwargs' in a call is supported for a dict built in the function with constant keys "
-    '(d = {"a": u}; f(**d)) only'
+    '(d = {"a": u}; f(**d)) or an argument holding a dict only'
 )
 #: calls a loop over written-out items may wrap them in
 _WRAPPERS = (builtins.enumerate, builtins.zip, builtins.reversed)
@@ -447,12 +447,8 @@ class _Lower:
             and isinstance(grand.args[0], gast.Constant)
         ):
             return "get"
-        if isinstance(parent, gast.Dict) and any(
-            k is None and v is use.node for k, v in zip(parent.keys, parent.values)
-        ):
-            return "spread"  # ``{**d, "b": v}``
-        if isinstance(parent, gast.keyword) and parent.arg is None and isinstance(grand, gast.Call):
-            return "spread"  # ``f(**d)``
+        if spread_by(use.node, parent):
+            return "spread"  # ``{**d, "b": v}``, ``f(**d)`` (a keyword's parent is the call)
         if self.copied(use) is not None:
             return "copy"  # ``d.copy()``, ``dict(d, b=v)``, ``copy.copy(d)``
         view, seq, rest = self.viewed(use)
@@ -626,6 +622,15 @@ class _Lower:
             _swap(use, use.node, rebuilt)
         else:  # (iterations are written out before: see write_out)
             raise AssertionError(f"dict use {form!r} left to lower")
+
+
+def spread_by(name: gast.Name, parent: gast.AST | None) -> bool:
+    """Whether ``parent`` spreads ``name``: ``{**d, ...}`` or ``f(**d)``."""
+    if isinstance(parent, gast.keyword):
+        return parent.arg is None
+    return isinstance(parent, gast.Dict) and any(
+        k is None and v is name for k, v in zip(parent.keys, parent.values)
+    )
 
 
 class _Missing:

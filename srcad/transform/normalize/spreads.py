@@ -13,6 +13,7 @@ import gast
 
 from srcad.transform import build
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.dicts import spread_by
 from srcad.transform.normalize.walk import rewrite_bodies
 
 
@@ -20,7 +21,20 @@ def spread_known_keys(
     tree: gast.FunctionDef, structures: dict[str, Any], namer: Namer
 ) -> gast.FunctionDef:
     """``tree`` with the spreads of dicts of known keys written out."""
-    tree.body = rewrite_bodies(tree.body, lambda body: _stores_for_updates(tree, body, namer))
+    args = tree.args
+    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    made = {
+        s.targets[0].id
+        for s in gast.walk(tree)
+        if isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Dict)
+        and None not in s.value.keys
+    }
+    tree.body = rewrite_bodies(
+        tree.body, lambda body: _stores_for_updates(body, made - params, namer)
+    )
     parents = {id(c): n for n in gast.walk(tree) for c in gast.iter_child_nodes(n)}
     stores: dict[str, int] = {}
     for node in gast.walk(tree):
@@ -69,11 +83,7 @@ def spread_known_keys(
 def _keeps_keys(use: gast.Name, parent: gast.AST | None, keys: tuple) -> bool:
     if isinstance(parent, gast.Subscript) and parent.value is use:
         return isinstance(parent.slice, gast.Constant) and parent.slice.value in keys
-    if isinstance(parent, gast.keyword):
-        return parent.arg is None
-    return isinstance(parent, gast.Dict) and any(
-        k is None and v is use for k, v in zip(parent.keys, parent.values)
-    )
+    return spread_by(use, parent)
 
 
 def _read(name: str, key: object) -> gast.Subscript:
@@ -99,24 +109,11 @@ def _entries(key: gast.expr | None, value: gast.expr, keys_of: dict[str, tuple])
     return entries
 
 
-def _stores_for_updates(
-    tree: gast.FunctionDef, body: list[gast.stmt], namer: Namer
-) -> list[gast.stmt]:
-    """``d = {**d, "h": v}`` of a dict the function makes (``d = {...}``): the keys stored
-    into it, ``d["h"] = v`` (values first, as the display computes them all before ``d``
-    is bound again). Nothing else may hold the old dict: a dict srcad follows has no other
-    name (it refuses one), so the two are alike."""
-    args = tree.args
-    params = {a.id for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    made = {
-        s.targets[0].id
-        for s in gast.walk(tree)
-        if isinstance(s, gast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], gast.Name)
-        and isinstance(s.value, gast.Dict)
-        and None not in s.value.keys
-    }
+def _stores_for_updates(body: list[gast.stmt], made: set[str], namer: Namer) -> list[gast.stmt]:
+    """``d = {**d, "h": v}`` of a dict the function makes (``made``: ``d = {...}``, not a
+    parameter): the keys stored into it, ``d["h"] = v`` (values first, as the display
+    computes them all before ``d`` is bound again). Nothing else may hold the old dict: a
+    dict srcad follows has no other name (it refuses one), so the two are alike."""
     out: list[gast.stmt] = []
     for stmt in body:
         value = stmt.value if isinstance(stmt, gast.Assign) else None
@@ -124,7 +121,7 @@ def _stores_for_updates(
             isinstance(value, gast.Dict)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
-            and stmt.targets[0].id in made - params
+            and stmt.targets[0].id in made
             and value.keys
             and value.keys[0] is None
             and isinstance(value.values[0], gast.Name)

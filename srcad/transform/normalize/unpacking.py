@@ -465,23 +465,16 @@ def pieces_as_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> gas
     unpacked into names and held by a list display, which the passes of lists then read
     (run before them)."""
     picker = _Picker(source, namer, local_names(tree))
-    stores: dict[str, int] = {}
-    picked_only: dict[str, bool] = {}
-    parents: dict[int, gast.AST] = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            parents[id(child)] = node
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            parent = parents.get(id(node))
-            constant = (
-                isinstance(parent, gast.Subscript)
-                and parent.value is node
-                and _constant_int(parent.slice) is not None
-            )
-            picked_only[node.id] = picked_only.get(node.id, True) and constant
-        elif isinstance(node, gast.Name):
-            stores[node.id] = stores.get(node.id, 0) + 1
+    stores, reads, parents = _name_uses(tree)
+
+    def picked_only(name: str) -> bool:
+        """Whether every read of ``name`` picks with a constant index (``r[1]``)."""
+        return all(
+            isinstance(parent := parents.get(id(use)), gast.Subscript)
+            and parent.value is use
+            and _constant_int(parent.slice) is not None
+            for use in reads.get(name, [])
+        )
 
     def unpacked(call: gast.expr, before: list[gast.stmt], origin: gast.stmt) -> gast.expr:
         """``call``'s pieces as a list display of fresh names, unpacked in ``before``."""
@@ -504,7 +497,7 @@ def pieces_as_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> gas
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], gast.Name)
                 and stores.get(stmt.targets[0].id) == 1
-                and not picked_only.get(stmt.targets[0].id, True)
+                and not picked_only(stmt.targets[0].id)
             ):
                 stmt.value = unpacked(stmt.value, before, stmt)
             elif isinstance(stmt, gast.For):
@@ -523,6 +516,25 @@ def pieces_as_lists(tree: gast.FunctionDef, source: Source, namer: Namer) -> gas
 
     tree.body = rewrite_bodies(tree.body, block)
     return tree
+
+
+def _name_uses(
+    tree: gast.FunctionDef,
+) -> tuple[dict[str, int], dict[str, list[gast.Name]], dict[int, gast.AST]]:
+    """How often each name is bound (any context but a read), its reads, and each node's
+    parent (by ``id``)."""
+    stores: dict[str, int] = {}
+    reads: dict[str, list[gast.Name]] = {}
+    parents: dict[int, gast.AST] = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Load):
+                reads.setdefault(node.id, []).append(node)
+            else:
+                stores[node.id] = stores.get(node.id, 0) + 1
+    return stores, reads, parents
 
 
 def _op(source: Source, call: gast.Call, local: set[str]) -> Any:
@@ -614,17 +626,7 @@ class _Picker(Transformer):
         """``r = op(a)`` of a multi-result op, ``r`` assigned there alone and read only as
         ``r[k]`` or ``r.field``: one name per result (``r_0, r_1 = op(a)``), each read
         by name (``r = np.linalg.eigh(A); r.eigenvalues``)."""
-        stores: dict[str, int] = {}
-        reads: dict[str, list[gast.expr]] = {}
-        parents: dict[int, gast.AST] = {}
-        for node in gast.walk(tree):
-            for child in gast.iter_child_nodes(node):
-                parents[id(child)] = node
-            if isinstance(node, gast.Name):
-                if isinstance(node.ctx, gast.Load):
-                    reads.setdefault(node.id, []).append(node)
-                else:
-                    stores[node.id] = stores.get(node.id, 0) + 1
+        stores, reads, parents = _name_uses(tree)
         params = {a.id for a in tree.args.args + tree.args.posonlyargs + tree.args.kwonlyargs}
         renames: dict[int, str] = {}
         for stmt in all_statements(tree.body):
