@@ -6,12 +6,12 @@ that is kept or restored may be read where one that is gone may not) and on whic
 adjoints are loose (may hold a broadcast term not yet reduced to their variable's shape).
 The plan is first predicted from what the rules' templates read (analyses/residuals.py:
 their residuals by value, and by shape where the operand still holds its value), with no
-code generated; the code is generated under it, and what that code reads is planned
-again: where the plan is the same, the code stands (most functions: one generation).
-Where it is not (an adjoint left loose, zeros written where a loop or branch needs them,
-an adjoint updated in place: what the prediction does not follow), the code is generated
-again under the plan found, until the next round would generate the same code. A plan
-that does not settle is srcad's own failure, and raises.
+code generated; the code is generated under it once, and what that code reads is
+planned again as a check: the plan is the same for every function the test suite and the
+fuzz campaigns differentiate. Should it differ (srcad's own misprediction), the code is
+generated again under the plan found, until the next round would generate the same code
+(under ``strict``, as in the test suite, the misprediction raises at once). A plan that
+does not settle is srcad's own failure, and raises.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 _ROUNDS = 8
 #: from this round on, loose adjoints found are added to those assumed, never dropped
 _ACCUMULATE = 4
+#: whether a predicted plan that does not hold is reported at once instead of the code
+#: generated again (the test suite sets it: every function it meets is generated once)
+strict = False
 
 
 def settle(
@@ -95,6 +98,8 @@ def settle(
             and (sweep.loose == loose if exact else sweep.loose <= loose)
         ):
             return sweep, forward, backward  # the next round would generate the same code
+        if strict:
+            raise unsettled(ctx.source, where, predicted=True)
         plan, available, loose = new_plan, new_available, new_loose
     raise unsettled(ctx.source, where)
 
@@ -132,6 +137,9 @@ def predicted_plan(
         # (zeros written where a branch or loop needs an adjoint read no statement's)
         kept = {n for n, ids in readers.items() if any((i, n) not in superseded for i in ids)}
         kept |= residuals.zeroed
+        for name, ids in residuals.control_reads(plan.pushed).items():
+            readers[name] = readers.get(name, set()) | ids
+            kept.add(name)
         need = set(kept)
         for stmt_id, anchor in plan.recomputed.items():
             # a value computed again reads its operands where it is computed
@@ -172,10 +180,13 @@ def views_read(
             kept.add(name)
 
 
-def unsettled(source: Source, where: gast.AST) -> InternalError:
-    """The error for a recording plan that did not settle."""
+def unsettled(source: Source, where: gast.AST, predicted: bool = False) -> InternalError:
+    """The error for a recording plan that did not settle (``predicted``: a predicted plan
+    that did not hold, under ``strict``)."""
     filename, lineno, _, _ = source.location(where)
-    return InternalError(
-        f"srcad could not settle what to record for {source.name} ({filename}:{lineno}); "
-        "please report it"
-    )
+    at = f"{source.name} ({filename}:{lineno})"
+    if predicted:
+        what = f"the recording plan srcad predicted for {at} did not hold"
+    else:
+        what = f"srcad could not settle what to record for {at}"
+    return InternalError(what + "; please report it")

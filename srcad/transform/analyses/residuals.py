@@ -10,9 +10,13 @@ it ``g @ b.T``. Loose adjoints (see reverse.py) are found here as the sweep find
 for the whole function at once: a lazy unbroadcast makes its operand's adjoint loose, and
 so does a term carrying a loose adjoint outside every reducing helper. A loose adjoint is
 reduced where a rule that is not broadcast-transparent reads it and where a second term
-adds to it, both reading its variable. settle.py plans the recording from these reads
-before it generates the code once; what they miss (zeros a branch or loop writes, an
-adjoint updated in place) the check after generation finds.
+adds to it, both reading its variable. Where an adjoint is an array of its own (after
+a second term, or a first that is a new array), an element's gradient is added into it in
+place, reading nothing of the array; a branch or loop holding a statement whose value
+the plan records has backward code (the pop), reading its test or range; the reads of
+code the sweep generates on a loop's earlier turn and then replaces count where their
+reader is, not as reads of the code that stands. settle.py plans the recording from
+these reads before it generates the code once, then checks the plan against the code.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from srcad.transform.adjoint_statements import (
     keeps_shape,
 )
 from srcad.transform.analyses.activity import targets
+from srcad.transform.analyses.masking import is_elementwise, keeps_zeros
 from srcad.transform.anno import getanno
 from srcad.transform.nodes import clone
 from srcad.transform.normalize.jumps import unguarded
+from srcad.transform.normalize.walk import all_statements
 from srcad.transform.ops import classify, differentiable_operand_names, operand_names, tape_call
 from srcad.transform.templates import TemplateError, bind
 
@@ -67,6 +73,14 @@ class TemplateReads:
     #: whether the statement adds to adjoints its index names otherwise than as one
     #: parameter (a loop over the operands: ``for i, x in enumerate(operands): d[x] = ...``)
     into_any: bool = False
+    #: whether the term added is a new array (a sum, or an array the template fills): an
+    #: adjoint holding only it may be updated in place (see reverse.Sweep.owned)
+    fresh: bool = False
+    #: the ``x`` of a term ``unbroadcast(a + b, x)``: a new array where ``x`` has the
+    #: result's shape (the unbroadcast left out)
+    fresh_if_shaped: str | None = None
+    #: whether the term reads nothing but ``d[y]`` and numbers (masking.keeps_zeros)
+    keeps_zeros: bool = False
 
 
 #: id of a rule -> (the rule, kept alive so that its id stays its own; its reads)
@@ -166,13 +180,43 @@ def _statement_reads(rule, stmt: gast.stmt) -> TemplateReads:
         for node in gast.walk(stmt)
     )
     spreads = uniform = None
+    fresh, fresh_if_shaped = False, None
     if into is not None:
         spreads = _spreads(rule, stmt.value, into, params)
         uniform = _uniform_kind(rule, stmt.value, params)
+        fresh, fresh_if_shaped = _fresh(rule, stmt.value, params)
     return TemplateReads(
         into, frozenset(values), frozenset(shapes - values), tuple(products),
-        frozenset(shapes), tuple(adjoints), spreads, uniform, into_any,
+        frozenset(shapes), tuple(adjoints), spreads, uniform, into_any, fresh, fresh_if_shaped,
+        into is not None and keeps_zeros(stmt.value),
     )  # fmt: skip
+
+
+def _fresh(rule, value: gast.expr, params: set[str]) -> tuple[bool, str | None]:
+    """Whether the term ``value`` is a new array (a sum, or an array the template made
+    with ``zeros_like``), or is one where its ``unbroadcast`` is left out (its ``x``)."""
+    if isinstance(value, gast.BinOp):
+        return True, None
+    if isinstance(value, gast.Name):
+        for stmt in rule.body:
+            if (
+                isinstance(stmt, gast.Assign)
+                and getattr(stmt.targets[0], "id", None) == value.id
+                and isinstance(stmt.value, gast.Call)
+                and getattr(stmt.value.func, "attr", None) == "zeros_like"
+            ):
+                return True, None
+        return False, None
+    func = value.func if isinstance(value, gast.Call) else None
+    if (
+        isinstance(func, gast.Name)
+        and rule.globals.get(func.id) is accumulate.unbroadcast
+        and len(value.args) == 2
+        and isinstance(value.args[0], gast.BinOp)
+        and getattr(value.args[1], "id", None) in params
+    ):
+        return False, value.args[1].id
+    return False, None
 
 
 def _is_adjoint_of(node: gast.AST, name: str | None) -> bool:
@@ -297,6 +341,8 @@ class Residuals:
         #: (statement, what its backward code reads whatever the plan): control flow,
         #: user calls, zeros of adjoints not there
         self.fixed: dict[int, tuple[gast.stmt, set[str]]] = {}
+        #: every read ``fixed`` held for a statement, on any pass of its loops
+        self.fixed_ever: dict[int, set[str]] = {}
         #: what zeros written where a branch or loop needs them read (no statement's)
         self.zeroed: set[str] = set()
         #: the assignments with backward code and a rule, bound
@@ -309,6 +355,14 @@ class Residuals:
         #: uniform adjoints read as their number: (the statement that made it, the name,
         #: the statement reading it, operands it spreads to, names that must not be loose)
         self.uniform: list[tuple[gast.stmt, str, gast.stmt, list[str], frozenset[str]]] = []
+        #: adjoints that are arrays of their own (updated in place by a scatter)
+        self.owned: set[str] = set()
+        #: statements whose element gradient is added in place: the array scattered into
+        self.scattered: dict[int, str] = {}
+        #: statements of a rule that scatters whose template code is written on some pass
+        self.unscattered: set[int] = set()
+        #: every branch and loop, with what its backward code reads if it has any
+        self.controls: dict[int, tuple[gast.stmt, set[str]]] = {}
         self._now: _Bound | None = None
         self._run(body, set(outputs))
 
@@ -398,40 +452,58 @@ class Residuals:
         a, y = self.ctx.ranks.get(name), self.ctx.ranks.get(b.result)
         return a is not None and y is not None and a[1] and a[0] == y[0]
 
+    def _fix(self, stmt: gast.stmt, reads: set[str]) -> None:
+        """``stmt``'s backward code reads ``reads`` whatever the plan (on this pass of its
+        loops; what earlier passes read is kept apart: see ``reads``)."""
+        self.fixed[id(stmt)] = (stmt, set(reads))
+        self.fixed_ever.setdefault(id(stmt), set()).update(reads)
+
     def _step(self, stmt: gast.stmt, state: set[str]) -> tuple[set[str], bool]:
         ctx = self.ctx
         if isinstance(stmt, gast.If):
+            before_owned = set(self.owned)
             body, made_body = self._run(stmt.body, set(state))
+            owned_body, self.owned = self.owned, before_owned
             orelse, made_else = self._run(stmt.orelse, set(state))
+            # (an adjoint one arm alone makes starts as zeros, a new array, in the other)
+            self.owned = (owned_body | (orelse - body)) & (self.owned | (body - orelse))
             self.zeroed |= body ^ orelse
+            self.controls[id(stmt)] = (stmt, operand_names(stmt.test))
             if made_body or made_else or body ^ orelse:
-                self.fixed[id(stmt)] = (stmt, operand_names(stmt.test))
+                self._fix(stmt, operand_names(stmt.test))
                 return body | orelse, True
             return body | orelse, False
         if isinstance(stmt, (gast.For, gast.While)):
             inner = (unguarded(stmt) or stmt.body) if isinstance(stmt, gast.For) else stmt.body
             entry = set(state)
+            entry_owned = set(self.owned)
             mark = len(self.uniform)
             while True:
                 del self.uniform[mark:]  # (what an earlier pass found may not hold now)
+                self.owned = set(entry_owned)
                 exit_, made = self._run(inner, set(entry))
                 missing = exit_ - entry
-                if not missing:
+                # (as the sweep: an adjoint updated in place on one turn must still be its
+                # own array on the next)
+                lost = (entry_owned & entry) - self.owned - (entry - exit_)
+                if not missing and not lost:
                     break
                 self.zeroed |= missing
                 entry |= missing
+                entry_owned = (entry_owned | missing) - lost
+            self.owned = entry_owned
             self.zeroed |= entry - exit_
+            header = _undone_for_reads(stmt, ctx) if isinstance(stmt, gast.For) else _counter(stmt)
+            self.controls[id(stmt)] = (stmt, header)
             if made or entry - exit_:
-                header = (
-                    _undone_for_reads(stmt, ctx) if isinstance(stmt, gast.For) else _counter(stmt)
-                )
-                self.fixed[id(stmt)] = (stmt, header)
+                self._fix(stmt, header)
                 return entry, True
             return entry, bool(missing)
         if isinstance(stmt, gast.Expr):
             push = tape_call(stmt, self.tapes, "push")
             if push is not None and push.func.value.id in ctx.active_tapes:
-                self._terms(stmt, [operand_names(push.args[0])], state)
+                if id(stmt) not in ctx.activity.unread:  # (else its pop hands on nothing)
+                    self._terms(stmt, [operand_names(push.args[0])], state)
                 return state, True
             pop = tape_call(stmt, self.tapes, "pop")
             return state, pop is not None and pop.func.value.id in ctx.active_tapes
@@ -444,8 +516,9 @@ class Residuals:
             if pop.func.value.id not in ctx.active_tapes:
                 return state, False
             # (an adjoint not there is handed on as zeros of the value's shape)
-            self.fixed[id(stmt)] = (stmt, set(names) - state)
+            self._fix(stmt, set(names) - state)
             self.reduced[id(stmt)] = (stmt, set(names))
+            self.owned -= set(names)
             return state - set(names), True
         if call is not None:
             if not set(call.outputs) & state:
@@ -453,11 +526,13 @@ class Residuals:
             held = operand_names(gast.Tuple(elts=call.arguments, ctx=gast.Load()))
             zeros = set(call.outputs) - state
             reads = {call.residuals} | (held & ctx.updated_memory) | zeros
-            self.fixed[id(stmt)] = (stmt, reads)
+            self._fix(stmt, reads)
             self.reduced[id(stmt)] = (stmt, set(call.outputs))
             state = state - set(call.outputs)
+            self.owned -= set(call.outputs)
             args = [{node.id} if isinstance(node, gast.Name) else set() for node in call.arguments]
             added = self._terms(stmt, args, state)
+            self.owned -= set(names) - added
             return state - (set(names) - added), True
         if not set(names) & state:
             return state, False
@@ -467,26 +542,80 @@ class Residuals:
             self.bound[id(stmt)] = self._now = b
             if b.rule.results:
                 # results without an adjoint start as zeros of their shape
-                self.fixed[id(stmt)] = (stmt, set(names) - state)
+                self._fix(stmt, set(names) - state)
+                self.owned |= set(names) - state - ctx.source.lists
                 state = state | set(names)
-            terms = [b.into(part) for part in template_reads(b.rule)]
+            parts = template_reads(b.rule)
+            self._scatter(b, state)
+            terms = [b.into(part) for part in parts]
             if b.result is not None and b.result in b.operand_names:
                 state = state - {b.result}  # its incoming gradient taken aside first
-            added = self._terms(stmt, terms, state)
+            fresh = [self._fresh_term(b, part) for part in parts]
+            added = self._terms(stmt, terms, state, fresh)
+        self.owned -= set(names) - added
         return state - (set(names) - added), True
 
-    def _terms(self, stmt: gast.stmt, terms: list[set[str]], state: set[str]) -> set[str]:
+    def _terms(
+        self,
+        stmt: gast.stmt,
+        terms: list[set[str]],
+        state: set[str],
+        fresh: list[bool] | None = None,
+    ) -> set[str]:
         """Record the terms ``stmt`` adds (to the varied names of each of ``terms``), with
-        whether each adjoint holds one already; ``state`` takes them. The names added."""
+        whether each adjoint holds one already; ``state`` takes them. The names added.
+        An adjoint is its own array (``owned``) after a second term or a first ``fresh``
+        one."""
         found: list[tuple[str, bool]] = []
         added: set[str] = set()
-        for names in terms:
+        for k, names in enumerate(terms):
             for name in sorted(names & self.ctx.activity.varied):
-                found.append((name, name in state))
+                there = name in state
+                found.append((name, there))
                 state.add(name)
                 added.add(name)
+                if (there or (fresh is not None and fresh[k])) and (
+                    name not in self.ctx.source.lists
+                ):
+                    self.owned.add(name)
+                else:
+                    self.owned.discard(name)
         self.terms[id(stmt)] = (stmt, found)
         return added
+
+    def _fresh_term(self, b: _Bound, part: TemplateReads) -> bool:
+        """Whether the term ``part`` adds is a new array, as the sweep writes it."""
+        rule = b.rule
+        if is_elementwise(rule) and not rule.selects and b.result in self.ctx.masked:
+            if not part.keeps_zeros:
+                return False  # made zero-safe: a where(...) (adjoint_statements.zero_safe)
+        if part.fresh:
+            return True
+        x = b.by_param.get(part.fresh_if_shaped) if part.fresh_if_shaped else None
+        return (
+            isinstance(x, gast.Name)
+            and b.result is not None
+            and self.ctx.shapes.same(x, build.load(b.result))
+        )
+
+    def _scatter(self, b: _Bound, state: set[str]) -> None:
+        """Note where the sweep adds an element's gradient into its array's adjoint in
+        place (adjoint_statements.scatter_in_place): its template, and so its reads, are
+        not used there (unless that adjoint turns out loose)."""
+        if not b.rule.scatters:
+            return
+        source = b.args[0] if b.args else None
+        if (
+            isinstance(source, gast.Name)
+            and source.id in state
+            and source.id in self.owned
+            and source.id not in self.ctx.source.lists
+            and source.id in self.ctx.activity.varied
+        ):
+            self.scattered.setdefault(id(b.stmt), source.id)
+        else:
+            # (a loop's earlier pass wrote the template's code: the sweep's readers keep it)
+            self.unscattered.add(id(b.stmt))
 
     def _bind(self, stmt: gast.Assign) -> _Bound | None:
         """``stmt``'s rule bound to its operands, if it has backward code from a rule."""
@@ -588,6 +717,16 @@ class Residuals:
             return ranks.get(name), None
         return ranks.get(name), ranks.get(b.result)
 
+    def control_reads(self, pushed: set[int]) -> dict[str, set[int]]:
+        """What the branches and loops holding statements ``pushed`` read: their backward
+        code pops those statements' values, if nothing else."""
+        readers: dict[str, set[int]] = {}
+        for stmt, reads in self.controls.values():
+            if any(id(s) in pushed for s in all_statements([stmt])):
+                for name in reads & self.ctx.local:
+                    readers.setdefault(name, set()).add(id(stmt))
+        return readers
+
     # ---- what the backward code reads
 
     def reads(
@@ -595,7 +734,8 @@ class Residuals:
     ) -> tuple[dict[str, set[int]], set[tuple[int, str]]]:
         """For each primal name, the statements whose backward code reads it; and the
         reads, ``(statement id, name)``, of statements superseded later (a uniform
-        adjoint read as its number): not read in the code, though their statement's."""
+        adjoint read as its number, code of an earlier pass of a loop): not read in the
+        code, though their statement's."""
         local = self.ctx.local
         varied = self.ctx.activity.varied
         ranks = self.ctx.ranks
@@ -618,6 +758,11 @@ class Residuals:
                     found.add(b.result)  # reduced before the template reads it
             elif result_loose:
                 found |= set(b.names) & loose
+            into = self.scattered.get(id(b.stmt))
+            if into is not None and id(b.stmt) not in self.unscattered and into not in loose:
+                # (added in place: only the index is read)
+                read(b.stmt, found | operand_names(b.by_param["index"]))
+                continue
             _, result_rank = self._ranks(b, "", result_loose)
             for part in template_reads(rule):
                 if part.into is not None and not b.of(part.into) & varied:
@@ -643,6 +788,14 @@ class Residuals:
         for stmt, terms in self.terms.values():
             read(stmt, {name for name, there in terms if there and name in loose})
         superseded: set[tuple[int, str]] = set()
+        for stmt, found in self.fixed.values():
+            # code the sweep generated on an earlier pass of a loop and then replaced: its
+            # reads count where the reader is (the sweep's readers keep every round's),
+            # though the code that stands may not read them
+            for name in (self.fixed_ever[id(stmt)] - found) & local:
+                if id(stmt) not in readers.get(name, ()):
+                    readers.setdefault(name, set()).add(id(stmt))
+                    superseded.add((id(stmt), name))
         for made, name, reader, spread, blockers in self.uniform:
             if not blockers & loose:
                 superseded.add((id(made), name))
