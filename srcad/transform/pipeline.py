@@ -19,13 +19,13 @@ from srcad.transform.normalize.anf import anf, local_names
 from srcad.transform.normalize.aux import split_aux
 from srcad.transform.normalize.builtin_names import rename_builtin_variables
 from srcad.transform.normalize.chains import split_chained_assignments
-from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.contexts import inline_errstate, wrap_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.desugar import desugar, keep_augmented_dtypes
 from srcad.transform.normalize.dicts import lower_dicts
 from srcad.transform.normalize.display_arguments import flatten_display_arguments
 from srcad.transform.normalize.factors import split_factors
+from srcad.transform.normalize.functional import lower_functional
 from srcad.transform.normalize.grown_tuples import grown_tuples_as_lists
 from srcad.transform.normalize.helper_results import split_helper_results
 from srcad.transform.normalize.helpers import inline_helpers
@@ -90,7 +90,7 @@ def normalize(
     tree = join_displays(lambdas_as_defs(call_methods(source.tree, source)), source)
     # (before your functions are written out)
     tree = spread_known_keys(tree, structures or {}, namer)
-    tree = lower_comprehensions(tree, source, namer)
+    tree = lower_functional(tree, source, namer)  # map, comprehensions, reduce
     tree = inline_local_functions(tree, source, namer)
     tree = name_indexed_displays(tree, source, namer)
     if inline:

@@ -437,7 +437,7 @@ FAMILIES = {
     "a helper returning a global array",
     "a method returning its object's array", "decomposition values at ties",
     "np.repeat with a count per element", "augmented updates of a dict's element",
-    "chained assignments",
+    "chained assignments", "map and functools.reduce",
 }  # fmt: skip
 
 
@@ -1523,9 +1523,25 @@ class ProgramWriter:
                 read = rng.choice([f"sum({d}c.values())", f"{d}c['p'] * 2.0"])
                 return [made, f"{d}c = {comp}", f"{target} = {read}"]
             return [made, f"{target} = {d}['p'] * {d}['q']"]
-        self.constructs.add("comprehensions")
         self.loops += 1
         j = f"j{self.loops}"
+        if rng.random() < 0.25:
+            # map and functools.reduce, lambdas and functions given to them (refused as
+            # "no adjoint rule for map" and "lambda expressions" until stop 32)
+            self.constructs.add("map and functools.reduce")
+            parts = [self.full_expr(names) for _ in range(rng.randint(2, 3))]
+            seq, backwards = f"[{', '.join(parts)}]", f"[{', '.join(reversed(parts))}]"
+            a, b = f"a{j}", f"b{j}"
+            form = rng.choice([
+                f"np.sum(np.stack(list(map(lambda {j}: np.sin({j}) * 0.5, {seq}))), axis=0)",
+                f"np.mean(np.stack(tuple(map(np.tanh, {seq}))), axis=0)",
+                f"sum(map(lambda {a}, {b}: {a} * {b}, {seq}, {backwards})) * 0.5",
+                f"functools.reduce(lambda {a}, {b}: {a} * 0.5 + np.sin({b}), {seq})",
+                f"functools.reduce(lambda {a}, {b}: {a} + {b} * {b}, {seq}, x * 0.0) * 0.5",
+                f"functools.reduce(np.maximum, {seq})",
+            ])  # fmt: skip
+            return [f"{target} = {form}"]
+        self.constructs.add("comprehensions")
         inner = self.full_expr(names)
         reduce = rng.choice(["np.sum(np.stack({}), axis=0)", "np.mean(np.stack({}), axis=0)"])
         call = "np.sin"
@@ -1881,6 +1897,8 @@ class ProgramWriter:
             self.constructs.add("second order of helpers")
         if "module globals at second order" in self.constructs:
             helpers += "GAIN = 1.0\n\n\n"
+        if "map and functools.reduce" in self.constructs and not self.helpers:
+            helpers = "import functools\n\n" + helpers
         return "import numpy as np\n\n" + helpers + "\n".join(lines) + "\n"
 
 

@@ -305,11 +305,86 @@ def _second_order_recursion(_):
     srcad.check_grad(uses_depth_argument, X, order=2, modes=("rev",))
 
 
-def _fuzz_seed_3(_):
-    from test_programs import check_program, write
+def branch_holding_only_a_restore(x):
+    """The branch's assignment is dead, but the old value of ``c`` it overwrites is
+    recorded: the branch's backward code is the pop alone, and reads its test (fuzz seed 3
+    of stop 31's generator)."""
+    a = x * 1.0
+    c = x * 2.0
+    for i in range(3):
+        a = np.sin(a * c)
+        if np.sum(a) > 0.1 * i:
+            c = np.sort(a)
+        c = np.linalg.norm(a) * x
+    return np.sum(a)
 
-    source, spec, _ = write(3, second_order=False)
-    assert check_program(source, 3, spec, 1) == "ok"
+
+def masked_term_outside_its_helper(x, y, w):
+    """Fuzz seed 5900436 (stop 32, reduced): at second order the zero-safe mask of
+    ``real_like``'s term reads a loose adjoint outside every helper."""
+    a = x * 1.0
+    b = y * x
+    c = x + y
+    u = np.sin(x) * y
+    outs = [a]
+    for i1 in range(1, 3, 2):
+        if np.mean(c) > 0.03:
+            n2 = 0
+            for _ in range(n2):
+                u[i1] = u[i1] * np.cos(np.sum(c, axis=0) + b)[i1]
+                u[::2] += np.tanh(y + x)[::2]
+                if np.sum(u) > 0.97:
+                    break
+                n2 = n2 - 1
+            a = a * (1.0 + n2 * 0.1)
+            k3 = 0
+            while k3 < 3 and not (np.mean(b) > 0.7):
+                k3 = k3 + 1
+                a = (b * 0.0) ** 0 * b
+                a = np.sin(u) * np.maximum(x, c)
+                b = np.roll(b, k3) * 0.5 + b * 0.5
+                if np.sum(a) > 0.33:
+                    continue
+                if np.max(b) > -0.47:
+                    continue
+        if np.sum(y) > -0.01:
+            c = np.einsum(c, [0], b, [0], [0]) * a
+            continue
+    items1 = [
+        np.sum(np.sqrt(1.0 + (y - np.cos(y)) * (y - np.cos(y))) * c),
+        np.minimum(np.sin(np.mean(b, axis=-1, keepdims=True)), b[..., 0:1]) * b,
+    ]
+    items1_t = tuple(items1)
+    b = items1_t[1] * 0.5 + np.sin(items1_t[1])
+    return np.sum((a + b * c + u + np.sum(np.stack(outs), axis=0) + u * 1.0) * w)
+
+
+def _masked_term_outside_its_helper(_):
+    x, y, w = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3]), np.array([0.7, -0.5, 0.2])
+    srcad.check_grad(masked_term_outside_its_helper, x, y, w, wrt=(0, 1), order=2, modes=("rev",))
+
+
+def uniform_spread_through_a_copy(x):
+    """A uniform adjoint handed through ``b = item`` to ``item``, read as its number by
+    ``item = x * x`` (the prediction dropped it at the copy)."""
+    total = 0.0
+    for k in range(3):
+        a = 0.0
+        item = x * x
+        b = x
+        a = a + np.sum(b) * k
+        b = item
+        a = a + np.sum(b) * k
+        total = total + a
+    return total
+
+
+def _uniform_spread_through_a_copy(_):
+    srcad.check_grad(uniform_spread_through_a_copy, np.array([0.3, -0.2, 0.5]), modes=("rev",))
+
+
+def _branch_holding_only_a_restore(_):
+    srcad.check_grad(branch_holding_only_a_restore, np.array([0.3, -0.2, 0.5]), modes=("rev",))
 
 
 def _custom_rule_in_a_loop(check):
@@ -344,7 +419,9 @@ def _lstm_second_order(_):
     [
         _third_order_try,
         _second_order_recursion,
-        _fuzz_seed_3,
+        _branch_holding_only_a_restore,
+        _masked_term_outside_its_helper,
+        _uniform_spread_through_a_copy,
         _custom_rule_in_a_loop,
         _dropped_pop_in_a_loop,
         _lstm_second_order,

@@ -81,6 +81,8 @@ class TemplateReads:
     fresh_if_shaped: str | None = None
     #: whether the term reads nothing but ``d[y]`` and numbers (masking.keeps_zeros)
     keeps_zeros: bool = False
+    #: the ``x`` of a term ``unbroadcast(..., x)`` (where a mask made zero-safe goes inside)
+    outer_reduction: str | None = None
 
 
 #: id of a rule -> (the rule, kept alive so that its id stays its own; its reads)
@@ -188,8 +190,21 @@ def _statement_reads(rule, stmt: gast.stmt) -> TemplateReads:
     return TemplateReads(
         into, frozenset(values), frozenset(shapes - values), tuple(products),
         frozenset(shapes), tuple(adjoints), spreads, uniform, into_any, fresh, fresh_if_shaped,
-        into is not None and keeps_zeros(stmt.value),
+        into is not None and keeps_zeros(stmt.value), _outer_reduction(rule, stmt.value),
     )  # fmt: skip
+
+
+def _outer_reduction(rule, value: gast.expr) -> str | None:
+    """The ``x`` of ``value`` if it is ``unbroadcast(..., x)``, else None."""
+    func = value.func if isinstance(value, gast.Call) else None
+    if (
+        isinstance(func, gast.Name)
+        and rule.globals.get(func.id) is accumulate.unbroadcast
+        and len(value.args) == 2
+        and isinstance(value.args[1], gast.Name)
+    ):
+        return value.args[1].id
+    return None
 
 
 def _fresh(rule, value: gast.expr, params: set[str]) -> tuple[bool, str | None]:
@@ -386,8 +401,9 @@ class Residuals:
             if b is not None:
                 self._read_uniform(b, uniform)
             terms = self.terms.get(id(stmt), (None, []))[1] if made else []
-            for name, _ in terms:
-                uniform.pop(name, None)  # a second term: no longer one number
+            for name, there in terms:
+                if there:
+                    uniform.pop(name, None)  # a second term: no longer one number
             for name in targets(stmt):
                 uniform.pop(name, None)
             if b is not None:
@@ -583,12 +599,15 @@ class Residuals:
         self.terms[id(stmt)] = (stmt, found)
         return added
 
+    def _masked(self, b: _Bound) -> bool:
+        """Whether ``b``'s terms are made zero-safe (adjoint_statements.zero_safe)."""
+        rule = b.rule
+        return is_elementwise(rule) and not rule.selects and b.result in self.ctx.masked
+
     def _fresh_term(self, b: _Bound, part: TemplateReads) -> bool:
         """Whether the term ``part`` adds is a new array, as the sweep writes it."""
-        rule = b.rule
-        if is_elementwise(rule) and not rule.selects and b.result in self.ctx.masked:
-            if not part.keeps_zeros:
-                return False  # made zero-safe: a where(...) (adjoint_statements.zero_safe)
+        if self._masked(b) and not part.keeps_zeros:
+            return False  # made zero-safe: a where(...)
         if part.fresh:
             return True
         x = b.by_param.get(part.fresh_if_shaped) if part.fresh_if_shaped else None
@@ -667,6 +686,14 @@ class Residuals:
                     lazy = not rule.results and any(
                         self._lazy(b, x, result_loose, available) for x in part.reductions
                     )
+                    if self._masked(b) and not part.keeps_zeros:
+                        # the zero-safe ``where(d[y] != 0, term, 0)`` reads d[y] outside
+                        # every helper but the term's own unbroadcast
+                        outer = part.outer_reduction
+                        around = (outer,) if outer else ()
+                        lazy |= self._carries(
+                            b, rule.result, around, found, result_loose, available
+                        )
                     # (a masked adjoint's zero-safe ``where(d[y] != 0, term, 0)`` goes
                     # inside the term's unbroadcast: it carries what the term carries)
                     if lazy or any(

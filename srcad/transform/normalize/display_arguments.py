@@ -119,7 +119,8 @@ def _positional(callee: Any) -> list[str]:
 
 def _taken_apart(callee: Any, param: str) -> bool:
     """Whether ``callee`` only takes its parameter ``param`` apart: unpacks it, indexes it
-    with constants, loops over it, takes its ``len`` or ``sum``, stacks or concatenates it,
+    with constants, loops over it (a comprehension, ``map`` or ``reduce`` too), takes its
+    ``len`` or ``sum``, stacks or concatenates it,
     and never binds it again (what a
     parameter given leaf by leaf allows; a display used whole, as a shape, an index or
     axes, stays a display)."""
@@ -141,10 +142,12 @@ def _taken_apart(callee: Any, param: str) -> bool:
             continue
         if isinstance(parent, gast.Subscript) and isinstance(parent.slice, gast.Constant):
             continue
-        if isinstance(parent, gast.For) and parent.iter is node:
+        if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
             continue
         if isinstance(parent, gast.Call) and (_called(parent, "len") or _called(parent, "sum")):
             continue
+        if isinstance(parent, gast.Call) and _folded(parent, node):
+            continue  # a loop over it once written out (functional.py)
         if (
             isinstance(parent, gast.Call)
             and isinstance(parent.func, gast.Attribute)
@@ -159,3 +162,15 @@ def _taken_apart(callee: Any, param: str) -> bool:
 
 def _called(call: gast.Call, name: str) -> bool:
     return isinstance(call.func, gast.Name) and call.func.id == name
+
+
+def _folded(call: gast.Call, node: gast.expr) -> bool:
+    """Whether ``node`` is a sequence ``map`` or ``functools.reduce`` goes through."""
+    if _called(call, "map"):
+        return any(a is node for a in call.args[1:])
+    reduces = _called(call, "reduce") or (
+        isinstance(call.func, gast.Attribute)
+        and call.func.attr == "reduce"
+        and getattr(call.func.value, "id", None) == "functools"
+    )
+    return reduces and len(call.args) > 1 and call.args[1] is node

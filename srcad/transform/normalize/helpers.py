@@ -59,10 +59,10 @@ from srcad.transform.naming import Namer
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.builtin_names import rename_builtin_variables
 from srcad.transform.normalize.chains import split_chained_assignments
-from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.contexts import inline_errstate
 from srcad.transform.normalize.derivatives import fold_derivatives
 from srcad.transform.normalize.folding import constant_of, fold_block
+from srcad.transform.normalize.functional import lower_functional
 from srcad.transform.normalize.helper_results import shared_keys
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.stars import spread_call
@@ -548,7 +548,7 @@ def _local_functions_inlined(parsed: Source, namer: Namer) -> Source | None:
     )
 
     try:
-        tree = lower_comprehensions(lambdas_as_defs(parsed.tree), parsed, namer)
+        tree = lower_functional(lambdas_as_defs(parsed.tree), parsed, namer)
         parsed.tree = inline_local_functions(tree, parsed, namer)
     except TransformError:
         return None

@@ -180,6 +180,28 @@ class _ListStacker(_Stacker):
     def is_list(self, arg: gast.expr | None) -> bool:
         return isinstance(arg, gast.Name) and arg.id in self.lists
 
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        func = self.source.resolve(node.func, self.local)
+        module = getattr(func, "__module__", None) or ""
+        if func is sum or module.startswith(("numpy", "scipy")):
+            node.args = [self.uncopied(a) for a in node.args]
+            for keyword in node.keywords:
+                keyword.value = self.uncopied(keyword.value)
+        return super().visit_Call(node)
+
+    def uncopied(self, arg: gast.expr) -> gast.expr:
+        """``list(xs)`` or ``tuple(xs)`` of a list by name, as an op's argument: the list
+        itself (the op only reads the copy: ``np.stack(list(map(f, xs)))``)."""
+        if (
+            isinstance(arg, gast.Call)
+            and len(arg.args) == 1
+            and not arg.keywords
+            and self.is_list(arg.args[0])
+            and self.source.resolve(arg.func, self.local) in (list, tuple)
+        ):
+            return arg.args[0]
+        return arg
+
     def wanted(self, arg: gast.expr) -> bool:
         return self.is_list(arg) or super().wanted(arg)
 
