@@ -188,7 +188,7 @@ def select(y, condlist, choicelist, default=0):
     d[default] = unbroadcast(xp.where(chosen(condlist, -1), d[y], 0), default)
 
 
-@adjoint(np.clip, elementwise=True, selects=True, broadcast_transparent=True)
+@adjoint(np.clip, Method("clip"), elementwise=True, selects=True, broadcast_transparent=True)
 def clip(y, x, a_min=None, a_max=None):
     d[x] = unbroadcast(xp.where(y == x, d[y], 0), x)
     d[a_min] = unbroadcast(xp.where(x < a_min, d[y], 0), a_min)
@@ -484,7 +484,7 @@ def select_tangent(y, condlist, choicelist, default=0):
     d[y] = broadcast_like(xp.where(chosen(condlist, -1), d[default], 0), y)
 
 
-@tangent(np.clip)
+@tangent(np.clip, Method("clip"))
 def clip_tangent(y, x, a_min=None, a_max=None):
     d[y] = xp.where(y == x, d[x], 0)
     d[y] = broadcast_like(xp.where(x < a_min, d[a_min], 0), y)

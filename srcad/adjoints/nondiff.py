@@ -26,7 +26,7 @@ nondifferentiable(
     np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
     np.any, np.all, np.argpartition, np.argwhere, np.searchsorted,
     Method("argmax"), Method("argmin"), Method("argsort"), Method("argpartition"),
-    Method("any"), Method("all"), Method("nonzero"),
+    Method("any"), Method("all"), Method("nonzero"), Method("round"),
 )  # fmt: skip
 
 # ---- array creation from shapes alone (the fill value of np.full/full_like, the ends

@@ -221,7 +221,7 @@ def sort(y, x, axis=-1):
     d[x] = unsort(d[y], x, axis)
 
 
-@linear(np.repeat)
+@linear(np.repeat, Method("repeat"))
 def repeat(y, x, repeats, axis=None):
     d[x] = unrepeat(d[y], x, repeats, axis)
 
@@ -236,7 +236,7 @@ def pad(y, x, pad_width):
     d[x] = unpad(d[y], x, pad_width)
 
 
-@linear(np.take, changes_shape=True)
+@linear(np.take, Method("take"), changes_shape=True)
 def take(y, x, indices, axis=None):
     d[x] = untake(d[y], x, indices, axis)
 

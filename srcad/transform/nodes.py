@@ -76,6 +76,20 @@ def stores(node: AST) -> list[str]:
 _METHODS: dict[tuple[type, type], Any] = {}
 
 
+def replace_node(tree: AST, old: AST, new: AST) -> None:
+    """Put ``new`` where ``old`` sits in ``tree`` (its one place)."""
+    for node in gast.walk(tree):
+        for field, value in gast.iter_fields(node):
+            if value is old:
+                setattr(node, field, new)
+                return
+            if isinstance(value, list):
+                for k, child in enumerate(value):
+                    if child is old:
+                        value[k] = new
+                        return
+
+
 class Transformer:
     """``gast.NodeTransformer`` with the same contract (``visit_<Class>`` methods; a visit
     returns the node, a replacement, a list to splice into a statement list, or None to

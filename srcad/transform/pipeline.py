@@ -101,6 +101,13 @@ def normalize(
         tree = name_indexed_displays(join_displays(tree, source), source, namer)
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
+    else:
+        # (a helper given a function is written out: its own derivative could not call it)
+        helpers, names = inline_helpers(tree, source, namer, given_functions=True)
+        if helpers:
+            tree = name_indexed_displays(join_displays(tree, source), source, namer)
+            setanno(tree, "inlined", helpers)
+            setanno(tree, "inlined_names", names)
     tree = lower_try(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))

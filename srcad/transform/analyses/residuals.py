@@ -187,15 +187,16 @@ def _statement_reads(rule, stmt: gast.stmt) -> TemplateReads:
         spreads = _spreads(rule, stmt.value, into, params)
         uniform = _uniform_kind(rule, stmt.value, params)
         fresh, fresh_if_shaped = _fresh(rule, stmt.value, params)
+    outer = _unbroadcast_of(rule, stmt.value) if into is not None else None
     return TemplateReads(
         into, frozenset(values), frozenset(shapes - values), tuple(products),
         frozenset(shapes), tuple(adjoints), spreads, uniform, into_any, fresh, fresh_if_shaped,
-        into is not None and keeps_zeros(stmt.value), _outer_reduction(rule, stmt.value),
+        into is not None and keeps_zeros(stmt.value), outer and outer[1],
     )  # fmt: skip
 
 
-def _outer_reduction(rule, value: gast.expr) -> str | None:
-    """The ``x`` of ``value`` if it is ``unbroadcast(..., x)``, else None."""
+def _unbroadcast_of(rule, value: gast.expr) -> tuple[gast.expr, str] | None:
+    """``(g, x)`` where ``value`` is ``unbroadcast(g, x)`` of a name ``x``, else None."""
     func = value.func if isinstance(value, gast.Call) else None
     if (
         isinstance(func, gast.Name)
@@ -203,7 +204,7 @@ def _outer_reduction(rule, value: gast.expr) -> str | None:
         and len(value.args) == 2
         and isinstance(value.args[1], gast.Name)
     ):
-        return value.args[1].id
+        return value.args[0], value.args[1].id
     return None
 
 
@@ -222,15 +223,9 @@ def _fresh(rule, value: gast.expr, params: set[str]) -> tuple[bool, str | None]:
             ):
                 return True, None
         return False, None
-    func = value.func if isinstance(value, gast.Call) else None
-    if (
-        isinstance(func, gast.Name)
-        and rule.globals.get(func.id) is accumulate.unbroadcast
-        and len(value.args) == 2
-        and isinstance(value.args[0], gast.BinOp)
-        and getattr(value.args[1], "id", None) in params
-    ):
-        return False, value.args[1].id
+    reduced = _unbroadcast_of(rule, value)
+    if reduced is not None and isinstance(reduced[0], gast.BinOp) and reduced[1] in params:
+        return False, reduced[1]
     return False, None
 
 

@@ -28,6 +28,7 @@ from srcad.transform.analyses.tbr import positions
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
+from srcad.transform.nodes import replace_node
 from srcad.transform.normalize.loops import unroll_written_out
 from srcad.transform.normalize.pytree_iteration import indexes_with
 from srcad.transform.normalize.sequences import added
@@ -672,16 +673,7 @@ def _changes(use: _Use) -> bool:
 def _swap(use: _Use, old: gast.AST, new: gast.AST) -> None:
     """Put ``new`` where ``old`` is in the statement of ``use``."""
     gast.copy_location(new, old)
-    for node in gast.walk(use.stmt):
-        for field_name, value in gast.iter_fields(node):
-            if value is old:
-                setattr(node, field_name, new)
-                return
-            if isinstance(value, list):
-                for k, item in enumerate(value):
-                    if item is old:
-                        value[k] = new
-                        return
+    replace_node(use.stmt, old, new)
 
 
 def _loop_over(spot: _Spot, source: Source) -> gast.For | None:

@@ -22,7 +22,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
-from srcad.transform.nodes import Transformer
+from srcad.transform.nodes import Transformer, replace_node
 from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.comprehensions import lower_comprehensions
 from srcad.transform.normalize.walk import RenameNames, rewrite_bodies
@@ -159,7 +159,7 @@ class _Reduces:
                     )
                 for call in found:
                     name = self.lower(call, out, stmt)
-                    _replace(stmt, call, build.load(name))
+                    replace_node(stmt, call, build.load(name))
             out.append(stmt)
         return out
 
@@ -198,7 +198,8 @@ class _Reduces:
                     func,
                 )
             first, second = (a.id for a in func.args.args)
-            acc, item = self.namer.fresh(first), self.namer.fresh(second)
+            # (the accumulator keeps its name; each item is a temporary, read in place)
+            acc, item = self.namer.fresh(first), self.namer.fresh_temp(second)
             step = RenameNames({first: acc, second: item}).visit(copy.deepcopy(func.body))
         else:
             acc, item = self.namer.fresh_temp("_acc"), self.namer.fresh_temp("_item")
@@ -232,17 +233,3 @@ class _Reduces:
         loop = gast.For(target=target, iter=rest, body=body, orelse=[], type_comment=None)
         out.append(self.mark(loop, origin))
         return acc
-
-
-def _replace(tree: gast.AST, old: gast.AST, new: gast.AST) -> None:
-    """Put ``new`` where ``old`` sits in ``tree`` (its one place)."""
-    for node in gast.walk(tree):
-        for field, value in gast.iter_fields(node):
-            if value is old:
-                setattr(node, field, new)
-                return
-            if isinstance(value, list):
-                for k, child in enumerate(value):
-                    if child is old:
-                        value[k] = new
-                        return

@@ -94,12 +94,14 @@ class _NotUnrolled(Exception):
 
 
 def inline_helpers(
-    tree: gast.FunctionDef, source: Source, namer: Namer
+    tree: gast.FunctionDef, source: Source, namer: Namer, given_functions: bool = False
 ) -> tuple[list[Callable], dict[str, Any]]:
     """Inline the calls of the user's helpers in ``tree`` (see module doc); the helpers
     inlined (their code and defaults the caller's snapshot checks) and the free names
-    their bodies brought, with what each denotes."""
-    inliner = _Inliner(source, namer)
+    their bodies brought, with what each denotes. ``given_functions``: only the calls
+    passing a function from outside (``layer(x, np.tanh)``), which a helper's own
+    derivative could not call (at first order; the others stay calls)."""
+    inliner = _Inliner(source, namer, given_functions)
     tree.body = inliner.block(tree.body, local_names(tree), [source.func])
     if inliner.errstates:
         setanno(tree, "inlined_errstate", inliner.errstates)
@@ -107,9 +109,10 @@ def inline_helpers(
 
 
 class _Inliner:
-    def __init__(self, source: Source, namer: Namer) -> None:
+    def __init__(self, source: Source, namer: Namer, given_functions: bool = False) -> None:
         self.source = source
         self.namer = namer
+        self.given_functions = given_functions
         self.inlined: list[Callable] = []
         self.names: dict[str, Any] = {}
         self.parsed: dict[Callable, Source | None] = {}
@@ -221,7 +224,10 @@ class _Inliner:
             parsed = self.inlinable(helper, stack)
             if parsed is not None:
                 bound = _bind(helper, _spread(call, self.displays), self.constant)
-                if bound is not None:
+                if bound is not None and (
+                    not self.given_functions
+                    or any(self.function_given(v, local) is not None for v in bound.values())
+                ):
                     return self.written_out(helper, parsed, bound, expr, out, local, stack, origin)
         return expr
 
@@ -363,6 +369,14 @@ class _Inliner:
         name = getattr(custom, "__name__", "f")
         call.func = self.constant(again, name if name.isidentifier() else "f")
 
+    def function_given(self, value: gast.expr, local: set[str]) -> Any:
+        """The function ``value`` names when it is one from outside the caller (a NumPy
+        function, one of yours, a class), else None."""
+        if not isinstance(value, (gast.Name, gast.Attribute)):
+            return None
+        obj = self.source.resolve(value, local)
+        return obj if obj is not MISSING and callable(obj) else None
+
     def constant(self, value: Any, preferred: str) -> gast.expr:
         """A name of the generated code bound to ``value`` (a default that is an object)."""
         name = self.source.bind(self.namer, value, preferred)
@@ -408,18 +422,28 @@ class _Inliner:
             tree.body = fold_block(tree.body, constants)
         name = helper.__name__ if helper.__name__.isidentifier() else "helper"
         helper_locals = local_names(tree)
-        renames = {n: self.namer.fresh(f"{name}_{n}") for n in sorted(helper_locals)}
-        for free in sorted(_free_names(tree, helper_locals)):
-            renames[free] = self.free_name(free, helper, parsed, local)
-        body = [RenameNames(renames).visit(s) for s in tree.body if not is_docstring(s)]
-        result = self.namer.fresh(f"{name}_result")
-        emitted: list[gast.stmt] = []
         stored = {
             n.id
             for n in gast.walk(tree)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
         }
+        # a parameter given a function from outside (``layer(x, np.tanh)``, ``act=relu``)
+        # and never bound again is that function: its calls are calls of it
+        functions = {
+            param: self.constant(obj, param).id
+            for param, value in bound.items()
+            if param not in stored and (obj := self.function_given(value, local)) is not None
+        }
+        renames = {n: self.namer.fresh(f"{name}_{n}") for n in sorted(helper_locals)}
+        renames.update(functions)
+        for free in sorted(_free_names(tree, helper_locals)):
+            renames[free] = self.free_name(free, helper, parsed, local)
+        body = [RenameNames(renames).visit(s) for s in tree.body if not is_docstring(s)]
+        result = self.namer.fresh(f"{name}_result")
+        emitted: list[gast.stmt] = []
         for param, value in bound.items():
+            if param in functions:
+                continue
             emitted.append(build.assign(renames[param], value))
             if isinstance(value, (gast.Tuple, gast.Dict)) and param not in stored:
                 self.displays[renames[param]] = value  # ``g(*args)`` in the body: spread
@@ -460,7 +484,7 @@ class _Inliner:
                 body.append(build.assign(flag, build.const(False)))
             body.append(loop)
         emitted.extend(body)
-        inner_local = local | {renames[n] for n in helper_locals} | {result}
+        inner_local = local | {renames[n] for n in helper_locals - set(functions)} | {result}
         emitted = self.block(emitted, inner_local, [*stack, helper])
         for stmt in emitted:
             for node in gast.walk(stmt):

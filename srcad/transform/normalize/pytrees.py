@@ -350,6 +350,10 @@ class _Expand(Iteration):
                 return []
             if isinstance(target, (gast.Tuple, gast.List)) and view is not None:
                 return self.unpack(stmt, target, view)
+            if isinstance(target, (gast.Tuple, gast.List)):
+                rows = self.zip_rows(stmt.value)
+                if rows is not None:
+                    return self.unpack_rows(stmt, target, rows)
             if isinstance(target, (gast.Tuple, gast.List)) and self.holds_view(stmt.value):
                 pairs = self.display_pairs(target, stmt.value)
                 if pairs is not None:
@@ -492,6 +496,27 @@ class _Expand(Iteration):
         out: list[gast.stmt] = []
         for elt, child in zip(target.elts, view.children()):
             out.extend(self.bind(elt, child, stmt))
+        return out
+
+    def zip_rows(self, value: gast.expr) -> list | None:
+        """The items of ``zip(...)`` of sub-trees (``zip(*params)`` of a list of pairs
+        too), or None for any other value."""
+        if not (isinstance(value, gast.Call) and self.builtin(value.func, "zip")):
+            return None
+        self.spread(value)
+        return self.items(value)
+
+    def unpack_rows(self, stmt: gast.Assign, target: gast.expr, rows: list) -> list[gast.stmt]:
+        """``Ws, bs = zip(*params)``: each name a tuple of the sub-trees of one item."""
+        if len(rows) != len(target.elts) or any(isinstance(e, gast.Starred) for e in target.elts):
+            raise self.error(
+                f"unpacking zip() over a pytree argument into {len(target.elts)} names; it "
+                f"has {len(rows)} items",
+                stmt,
+            )
+        out: list[gast.stmt] = []
+        for elt, row in zip(target.elts, rows):
+            out.extend(self.bind(elt, row, stmt))
         return out
 
     def display_pairs(self, target: gast.expr, value: gast.expr) -> list | None:
