@@ -54,6 +54,14 @@ def helper(p, q):
     return np.tanh(p) * q + p * 0.5
 
 
+def applied(p, act=np.tanh):
+    return act(p * 0.5) + p * 0.25
+
+
+def helper_tanh(p):
+    return np.tanh(p) * 0.9
+
+
 def pick(p, q):
     return q
 
@@ -437,7 +445,7 @@ FAMILIES = {
     "a helper returning a global array",
     "a method returning its object's array", "decomposition values at ties",
     "np.repeat with a count per element", "augmented updates of a dict's element",
-    "chained assignments", "map and functools.reduce",
+    "chained assignments", "map and functools.reduce", "functions passed to helpers",
 }  # fmt: skip
 
 
@@ -727,6 +735,14 @@ class ProgramWriter:
                 # stop 29: the generated signature wrote it out)
                 self.constructs.add("defaults made by a call")
                 form = "offset_by({})"
+            elif form.startswith("helper(") and rng.random() < 0.25:
+                # a function passed to a helper, or its default one (refused as "the
+                # function called here is held in a local variable" until stop 32)
+                self.constructs.add("functions passed to helpers")
+                form = rng.choice([
+                    "applied({})", "applied({}, np.sin)", "applied({}, act=smooth)",
+                    "applied({}, helper_tanh)",
+                ])  # fmt: skip
             if form.startswith(("smooth", "checked", "soft", "blend")):
                 self.constructs.add("custom rules and checkpoints")
             if ("tripled_at" in form or "row_total" in form) and rng.random() < 0.75:

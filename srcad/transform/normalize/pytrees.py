@@ -508,16 +508,13 @@ class _Expand(Iteration):
 
     def unpack_rows(self, stmt: gast.Assign, target: gast.expr, rows: list) -> list[gast.stmt]:
         """``Ws, bs = zip(*params)``: each name a tuple of the sub-trees of one item."""
-        if len(rows) != len(target.elts) or any(isinstance(e, gast.Starred) for e in target.elts):
+        if len(rows) != len(target.elts):
             raise self.error(
                 f"unpacking zip() over a pytree argument into {len(target.elts)} names; it "
                 f"has {len(rows)} items",
                 stmt,
             )
-        out: list[gast.stmt] = []
-        for elt, row in zip(target.elts, rows):
-            out.extend(self.bind(elt, row, stmt))
-        return out
+        return self.bind_parts(target, tuple(rows), stmt)
 
     def display_pairs(self, target: gast.expr, value: gast.expr) -> list | None:
         """``(p,), (dp,) = primals, tangents``: each target part with the value it gets,
