@@ -5,6 +5,8 @@ only the branch each element takes."""
 from __future__ import annotations
 
 import ast
+import copy
+import re
 
 from srcad.adjoints.registry import cuda_functions
 from srcad.errors import UnsupportedConstructError
@@ -29,8 +31,8 @@ _TEMPLATES = {
     "logical_and": "({0} && {1})", "logical_or": "({0} || {1})",
     "logical_xor": "(!{0} != !{1})", "add": "({0} + {1})", "subtract": "({0} - {1})",
     "multiply": "({0} * {1})", "divide": "({0} / {1})", "true_divide": "({0} / {1})",
-    "floor_divide": "floor({0} / {1})", "mod": "({0} - floor({0} / {1}) * {1})",
-    "remainder": "({0} - floor({0} / {1}) * {1})", "equal": "({0} == {1})",
+    "floor_divide": "srcad_floordiv({0}, {1})", "mod": "srcad_mod({0}, {1})",
+    "remainder": "srcad_mod({0}, {1})", "equal": "({0} == {1})",
     "not_equal": "({0} != {1})",
     "greater": "({0} > {1})", "greater_equal": "({0} >= {1})", "less": "({0} < {1})",
     "less_equal": "({0} <= {1})",
@@ -45,6 +47,78 @@ _CONSTANTS = {
     "pi": "3.141592653589793", "e": "2.718281828459045", "inf": "INFINITY", "nan": "NAN",
 }  # fmt: skip
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+#: names a Python variable may have that mean something else in the kernel: CuPy's own
+#: (``i``, ``n``; its type placeholder ``T``; the outputs), C++'s keywords and types, and
+#: the C functions and macros the kernel calls
+_C_WORDS = {
+    "i", "n", "T", "out", "auto", "bool", "case", "char", "const", "default", "delete",
+    "do", "double", "enum", "extern", "float", "goto", "inline", "int", "long", "new",
+    "operator", "private", "protected", "public", "register", "short", "signed", "sizeof",
+    "static", "struct", "switch", "template", "this", "throw", "typedef", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "true", "false",
+    "INFINITY", "NAN", "log", "log2", "exp", "sqrt", "pow", "erf", "erfc", "tanh", "sinh",
+    "cosh", "sin", "cos", "tan", "log1p", "expm1", "cbrt", "hypot", "copysign",
+    "srcad_mod", "srcad_floordiv",
+}  # fmt: skip
+
+
+#: Python's float ``%`` and ``//`` (CPython's algorithm: exact where ``a - floor(a / b) *
+#: b`` and ``floor(a / b)`` are not, as ``8.0 % 0.4`` and ``8.0 // 0.4``, whose quotient
+#: rounds up to 20), for the kernel's preamble
+PREAMBLE = """template <typename T> __device__ T srcad_mod(T a, T b) {
+    T m = fmod(a, b);
+    if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else { m = copysign((T)0, b); }
+    return m;
+}
+template <typename T> __device__ T srcad_floordiv(T a, T b) {
+    T m = fmod(a, b);
+    T d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+    if (d == 0) return copysign((T)0, a / b);
+    T f = floor(d);
+    return (d - f > 0.5) ? f + 1 : f;
+}
+"""
+
+
+def _c_words() -> set[str]:
+    """Every identifier the kernel may use for itself (see ``_C_WORDS``)."""
+    texts = [*_FUNCTIONS.values(), *_TEMPLATES.values(), *cuda_functions().values()]
+    return _C_WORDS | {w for t in texts for w in re.findall(r"[A-Za-z_]\w*", t)}
+
+
+def _c_names(params: list[str], others: list[str]) -> dict[str, str]:
+    """A name for each variable that CuPy and C++ read as that variable: its own, else
+    with ``_v`` added (parameters starting with ``_`` too: CuPy keeps those)."""
+    words = _c_words()
+    taken = set(params) | set(others)
+    names: dict[str, str] = {}
+    for name in [*params, *others]:
+        unsafe = (
+            name in words
+            or re.fullmatch(r"partial_\d+", name) is not None
+            or (name.startswith("_") and name in params)
+        )
+        if not unsafe:
+            continue
+        base = (name.lstrip("_") or "v") + "_v"
+        new, k = base, 0
+        while new in taken or new in words:
+            k += 1
+            new = f"{base}{k}"
+        taken.add(new)
+        names[name] = new
+    return names
+
+
+class _Renamed(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
 
 
 class _Emit:
@@ -72,10 +146,10 @@ class _Emit:
             if isinstance(node.op, ast.Pow):
                 return f"pow({left}, {right})"
             if isinstance(node.op, ast.Mod):
-                # Python's: the sign of the divisor (C's fmod keeps the dividend's)
-                return f"({left} - floor({left} / {right}) * {right})"
+                # Python's: the sign of the divisor (C's fmod keeps the dividend's), exact
+                return f"srcad_mod({left}, {right})"
             if isinstance(node.op, ast.FloorDiv):
-                return f"floor({left} / {right})"
+                return f"srcad_floordiv({left}, {right})"
             op = _OPERATORS.get(type(node.op))
             if op is None:
                 raise self.error(f"the operator {type(node.op).__name__}")
@@ -195,13 +269,21 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
         )
     ]
     ret = body.pop()
-    value, partials = ret.value.elts
-    emit = _Emit(filename)
     module = ast.Module(body=body, type_ignores=[])
-    loops = {s.target.id for s in ast.walk(module) if isinstance(s, ast.For)}
     stored = [
         n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     ]
+    names = _c_names(primals, [n for n in dict.fromkeys(stored) if n not in primals])
+    if names:
+        renamed = _Renamed(names)
+        module = renamed.visit(copy.deepcopy(ast.Module(body=[*body, ret], type_ignores=[])))
+        *body, ret = module.body
+        module = ast.Module(body=body, type_ignores=[])
+        primals = [names.get(p, p) for p in primals]
+        stored = [names.get(n, n) for n in stored]
+    value, partials = ret.value.elts
+    emit = _Emit(filename)
+    loops = {s.target.id for s in ast.walk(module) if isinstance(s, ast.For)}
     locals_ = [n for n in dict.fromkeys(stored) if n not in primals and n not in loops]
     # a parameter the code assigns (in a branch: ``y = y + x``) is a local copy: CuPy's
     # in_params, and the device function's, are const
@@ -217,7 +299,7 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
     in_params = ", ".join(f"T {p}" for p in params)
     out_params = ", ".join(["T out", *(f"T partial_{k}" for k in range(count))])
     device = (
-        "template <typename T>\n"
+        PREAMBLE + "template <typename T>\n"
         f"__device__ void {name}({', '.join(f'const T {p}' for p in params)}, T& out"
         + "".join(f", T& partial_{k}" for k in range(count))
         + ") {\n"

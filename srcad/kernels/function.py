@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from srcad.kernels.components import expand
-from srcad.kernels.cuda import kernel_parts
+from srcad.kernels.cuda import PREAMBLE, kernel_parts
 from srcad.kernels.vectorize import HELPERS, vectorize
 from srcad.runtime import masks
 from srcad.runtime.backend import array_namespace
@@ -64,7 +64,11 @@ class Compiled:
         if self._cupy_kernel is None:
             parts = self.kernel
             self._cupy_kernel = cupy.ElementwiseKernel(
-                parts["in_params"], parts["out_params"], parts["operation"], parts["name"]
+                parts["in_params"],
+                parts["out_params"],
+                parts["operation"],
+                parts["name"],
+                preamble=PREAMBLE,
             )
         dtype = cupy.result_type(*[a for a in args if hasattr(a, "dtype")])
         arrays = [cupy.asarray(a, dtype=dtype) for a in args]
