@@ -57,6 +57,9 @@ SCHEMA: dict[str, Key] = {
     "live": Key(_BOOL, "expression", "a dict view read on each turn of a loop"),
     "dict_part": Key(_BOOL, "expression", "a name holding one value of a dict a helper returns"),
     "folded": Key(_BOOL, "expression", "already folded by the optimizer"),
+    "local_function": Key(
+        tuple, "expression", "(name, statements before its return) of a local function given"
+    ),
 }
 
 

@@ -26,7 +26,8 @@ _REJECTED: dict[type, str] = {
     "enclosing variables)",
     gast.ClassDef: "class definitions inside a differentiated function are not supported",
     gast.FunctionDef: "nested function definitions are not supported yet",
-    gast.Lambda: "lambda expressions are not supported yet",
+    gast.Lambda: "a lambda here is not supported yet; srcad writes out a lambda assigned to "
+    "a name and called, or given to map, functools.reduce or a function of yours",
     gast.DictComp: "dict comprehensions are not supported yet",
     gast.Delete: "'del' statements are not supported",
     gast.Import: "imports inside a differentiated function are not supported; import at "
@@ -50,6 +51,12 @@ def fence(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REJECTED.get(type(node))
+            if isinstance(node, gast.Lambda) and getanno(node, "local_function", None):
+                name = getanno(node, "local_function")[0]
+                message = (
+                    f"the local function '{name}' is given to a call; srcad writes out a "
+                    "local function given to a function of yours, map or functools.reduce"
+                )
             if (
                 isinstance(node, gast.Starred)
                 and isinstance(node.ctx, gast.Store)

@@ -21,10 +21,12 @@ RULES_HELP = 'see examples/custom_rules.py and docs/rules.md ("Writing rules")'
 #: Python's functions that mean something else on arrays, and NumPy's that srcad differentiates
 _INSTEAD = {
     builtins.max: "Python's max() picks one whole value (on arrays it fails, or compares "
-    "them as wholes); srcad differentiates max(a, b) of two numbers: use np.maximum(a, b) "
+    "them as wholes); srcad differentiates max(a, b) of two numbers and max(xs) of a list "
+    "or generator of numbers: use np.maximum(a, b) "
     "elementwise, or np.max(x) over an array",
     builtins.min: "Python's min() picks one whole value (on arrays it fails, or compares "
-    "them as wholes); srcad differentiates min(a, b) of two numbers: use np.minimum(a, b) "
+    "them as wholes); srcad differentiates min(a, b) of two numbers and min(xs) of a list "
+    "or generator of numbers: use np.minimum(a, b) "
     "elementwise, or np.min(x) over an array",
     builtins.pow: "use a ** b or np.power(a, b)",
 }

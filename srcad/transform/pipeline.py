@@ -33,7 +33,11 @@ from srcad.transform.normalize.inplace import lower_setitems
 from srcad.transform.normalize.jumps import lower_jumps
 from srcad.transform.normalize.lists import join_displays, lower_lists
 from srcad.transform.normalize.local_functions import inline_local_functions, lambdas_as_defs
-from srcad.transform.normalize.loops import desugar_loops, unroll_constant_loops
+from srcad.transform.normalize.loops import (
+    desugar_loops,
+    unroll_constant_loops,
+    unroll_function_loops,
+)
 from srcad.transform.normalize.mutating_calls import lower_mutating_calls
 from srcad.transform.normalize.namespaces import unbind_namespaces
 from srcad.transform.normalize.none_returns import refuse_none_returns
@@ -91,6 +95,7 @@ def normalize(
     # (before your functions are written out)
     tree = spread_known_keys(tree, structures or {}, namer)
     tree = lower_functional(tree, source, namer)  # map, comprehensions, reduce
+    tree = unroll_function_loops(tree, source)
     tree = inline_local_functions(tree, source, namer)
     tree = name_indexed_displays(tree, source, namer)
     if inline:

@@ -62,6 +62,10 @@ def helper_tanh(p):
     return np.tanh(p) * 0.9
 
 
+def applied_twice(p, act):
+    return applied(act(p), act)
+
+
 def pick(p, q):
     return q
 
@@ -446,6 +450,7 @@ FAMILIES = {
     "a method returning its object's array", "decomposition values at ties",
     "np.repeat with a count per element", "augmented updates of a dict's element",
     "chained assignments", "map and functools.reduce", "functions passed to helpers",
+    "lambdas given to helpers", "max and min of a sequence", "loops over functions",
 }  # fmt: skip
 
 
@@ -710,6 +715,7 @@ class ProgramWriter:
                 return special
         if rng.random() < 0.5:
             inner = self.expr(names, depth + 1)
+            lambda_full = False
             forms = [
                 "np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)",
                 "np.exp(np.tanh({}) * 0.5)", "np.sqrt(1.0 + ({0}) * ({0}))",
@@ -741,8 +747,20 @@ class ProgramWriter:
                 self.constructs.add("functions passed to helpers")
                 form = rng.choice([
                     "applied({})", "applied({}, np.sin)", "applied({}, act=smooth)",
-                    "applied({}, helper_tanh)",
+                    "applied({}, helper_tanh)", "lambda",
                 ])  # fmt: skip
+                if form == "lambda":
+                    # a lambda given to a helper, reading the caller's variables (refused
+                    # as "lambda expressions are not supported yet" until stop 33)
+                    self.constructs.add("lambdas given to helpers")
+                    atom = self.atom(names)
+                    lambda_full = atom.full  # (the lambda's result is shaped as both)
+                    form = rng.choice([
+                        "applied({}, lambda t: np.sin(t) * 0.5)",
+                        "applied({}, act=lambda t: np.tanh(t) * " + atom.code + ")",
+                        "applied_twice({}, lambda t: helper_tanh(t) + t * 0.1)",
+                        "applied({}, lambda v: v * np.cos(" + atom.code + "))",
+                    ])  # fmt: skip
             if form.startswith(("smooth", "checked", "soft", "blend")):
                 self.constructs.add("custom rules and checkpoints")
             if ("tripled_at" in form or "row_total" in form) and rng.random() < 0.75:
@@ -760,7 +778,7 @@ class ProgramWriter:
             if form.startswith(("helper", "branchy")):
                 self.constructs.add("helper calls")
             t = round(rng.uniform(-1, 1), 2)
-            return Expr(form.format(inner.code, t=t), inner.full)
+            return Expr(form.format(inner.code, t=t), inner.full or lambda_full)
         left = self.expr(names, depth + 1)
         right = self.expr(names, depth + 1)
         if left.code == right.code:
@@ -1083,7 +1101,7 @@ class ProgramWriter:
         differentiated value (refused until stop 28)."""
         rng = self.rng
         self.loops += 1
-        choice = rng.randrange(5 if self.helpers else 2)
+        choice = rng.randrange(6 if self.helpers else 2)  # (logging: 4 and 5)
         if choice == 0:
             self.constructs.add("a union of dicts")
             d = f"un{self.loops}"
@@ -1555,7 +1573,33 @@ class ProgramWriter:
                 f"functools.reduce(lambda {a}, {b}: {a} * 0.5 + np.sin({b}), {seq})",
                 f"functools.reduce(lambda {a}, {b}: {a} + {b} * {b}, {seq}, x * 0.0) * 0.5",
                 f"functools.reduce(np.maximum, {seq})",
+                "max", "functions",
             ])  # fmt: skip
+            if form == "functions":
+                # a loop over a display of functions (refused as "no adjoint rule for act:
+                # the function called here is held in a local variable" until stop 33)
+                self.constructs.add("loops over functions")
+                act = f"act{self.loops}"
+                functions = rng.choice(["(np.tanh, np.sin)", "[np.cos, np.tanh, np.sin]"])
+                if self.helpers:
+                    functions = rng.choice(
+                        [functions, "(helper_tanh, np.sin)", "[applied, smooth]"]
+                    )
+                return [
+                    f"{target} = {parts[0]}",
+                    f"for {act} in {functions}:",
+                    f"    {target} = {act}({target}) * 0.5 + {parts[1]}",
+                ]
+            if form == "max":
+                # Python's max/min of a sequence of numbers (refused as "max: arguments not
+                # supported" until stop 33)
+                self.constructs.add("max and min of a sequence")
+                pick = rng.choice(["max", "min"])
+                numbers = rng.choice([
+                    f"(np.sum({j} * {j}) for {j} in {seq})",
+                    f"([np.mean(np.sin({j})) for {j} in {seq}])",
+                ])  # fmt: skip
+                form = f"{parts[0]} * {pick}{numbers}"
             return [f"{target} = {form}"]
         self.constructs.add("comprehensions")
         inner = self.full_expr(names)

@@ -224,3 +224,47 @@ def test_reduce_in_a_helper_over_layers():
     x = np.array([0.4, -0.3])
     srcad.check_grad(mlp_by_reduce, w1, w2, x, wrt=(0, 1, 2), modes=("rev", "fwd"))
     srcad.check_grad(mlp_by_reduce, w1, w2, x, wrt=(0, 1), order=2, modes=("rev",))
+
+
+# Python's max(xs) and min(xs) of a sequence (refused as "max: arguments not supported"
+# until stop 33): the reduce of max(a, b), which keeps the first of equal values
+
+
+def max_of_a_generator(x):
+    return max(np.sum(r**2) for r in x)
+
+
+def min_of_a_display(x):
+    a, b, c = np.sum(x[0]), np.sum(x[1] * 2), np.sum(x[0] * x[1])
+    return min([a, b, c]) + max(a, b)
+
+
+def extrema_of_a_list(x):
+    vals = []
+    for r in x:
+        vals.append(np.sum(np.sin(r)))
+    return max(vals) * min(vals)
+
+
+ROWS = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4], [0.1, 0.9, -0.3]])
+
+
+@pytest.mark.parametrize(
+    "f", [max_of_a_generator, min_of_a_display, extrema_of_a_list], ids=lambda f: f.__name__
+)
+def test_max_and_min_of_a_sequence(f):
+    srcad.check_grad(f, ROWS.copy(), modes=("rev", "fwd"))
+    srcad.check_grad(f, ROWS.copy(), modes=("rev", "fwd"), order=2)
+
+
+def test_max_of_a_sequence_takes_the_first_of_equal_values():
+    # rows 0 and 2 have the same sum of squares: Python's max returns row 0's
+    rows = np.array([[1.0, 2.0], [0.5, 0.5], [2.0, 1.0]])
+    g = srcad.grad(max_of_a_generator)(rows)
+    assert np.allclose(g, [[2.0, 4.0], [0.0, 0.0], [0.0, 0.0]])
+    s = np.sin(ROWS).sum(axis=1)
+    g = srcad.grad(extrema_of_a_list)(ROWS.copy())
+    expected = np.zeros_like(ROWS)
+    expected[s.argmax()] += np.cos(ROWS[s.argmax()]) * s.min()
+    expected[s.argmin()] += np.cos(ROWS[s.argmin()]) * s.max()
+    assert np.allclose(g, expected)

@@ -8,7 +8,8 @@ lowered with the other comprehensions. ``functools.reduce(f, xs, init)`` becomes
 ``xs[1:]``; over a list display the loop is unrolled like any loop over one). A lambda
 given to either is written out, its parameters renamed; one with defaults or stars, and a
 ``reduce`` evaluated only on some paths (in a conditional expression, after ``and``/``or``,
-in a ``while`` condition), are refused by name.
+in a ``while`` condition), are refused by name. Python's ``max(xs)`` and ``min(xs)`` of a
+name or a display are the ``reduce`` of ``max(a, b)`` (``min``) over ``xs``.
 """
 
 from __future__ import annotations
@@ -126,7 +127,19 @@ class _Reduces:
         self.local = local
 
     def is_reduce(self, call: gast.Call) -> bool:
-        return self.source.resolve(call.func, self.local) is functools.reduce
+        found = self.source.resolve(call.func, self.local)
+        return found is functools.reduce or self.extremum(call, found)
+
+    def extremum(self, call: gast.Call, found: object) -> bool:
+        """Whether ``call`` is Python's ``max(xs)`` or ``min(xs)`` of a name or a display (a
+        comprehension is a list's name by now): the reduce of ``max(a, b)`` over ``xs``,
+        which keeps the first of equal values, as Python's does."""
+        return (
+            found in (max, min)
+            and len(call.args) == 1
+            and not call.keywords
+            and isinstance(call.args[0], (gast.Name, gast.List, gast.Tuple))
+        )
 
     def block(self, body: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -179,6 +192,9 @@ class _Reduces:
 
     def lower(self, call: gast.Call, out: list[gast.stmt], origin: gast.stmt) -> str:
         """Append the statements computing ``call`` to ``out``; the name holding it."""
+        if self.extremum(call, self.source.resolve(call.func, self.local)):
+            pair = copy.deepcopy(call.func)  # (``max(xs)``: reduce(max, xs))
+            call = gast.copy_location(gast.Call(call.func, [pair, call.args[0]], []), call)
         if (
             call.keywords
             or not 2 <= len(call.args) <= 3

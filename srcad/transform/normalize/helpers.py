@@ -226,7 +226,10 @@ class _Inliner:
                 bound = _bind(helper, _spread(call, self.displays), self.constant)
                 if bound is not None and (
                     not self.given_functions
-                    or any(self.function_given(v, local) is not None for v in bound.values())
+                    or any(
+                        isinstance(v, gast.Lambda) or self.function_given(v, local) is not None
+                        for v in bound.values()
+                    )
                 ):
                     return self.written_out(helper, parsed, bound, expr, out, local, stack, origin)
         return expr
@@ -377,6 +380,31 @@ class _Inliner:
         obj = self.source.resolve(value, local)
         return obj if obj is not MISSING and callable(obj) else None
 
+    def lambdas_given(
+        self, bound: dict[str, gast.expr], stored: set[str], call: gast.Call
+    ) -> dict[str, gast.Lambda]:
+        """The parameters given a lambda (``apply(lambda t: t * t, x)``): each is written
+        out where the helper calls it."""
+        out = {}
+        for param, value in bound.items():
+            if not isinstance(value, gast.Lambda):
+                continue
+            args = value.args
+            if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+                raise self.source.error(
+                    "a lambda with defaults, '*args' or keyword-only parameters given to a "
+                    "function is not supported yet",
+                    value,
+                )
+            if param in stored:
+                raise self.source.error(
+                    f"a lambda is given for '{param}', which the function assigns; srcad "
+                    "writes out a lambda given to your function only where that calls it",
+                    value,
+                )
+            out[param] = value
+        return out
+
     def constant(self, value: Any, preferred: str) -> gast.expr:
         """A name of the generated code bound to ``value`` (a default that is an object)."""
         name = self.source.bind(self.namer, value, preferred)
@@ -434,15 +462,23 @@ class _Inliner:
             for param, value in bound.items()
             if param not in stored and (obj := self.function_given(value, local)) is not None
         }
+        lambdas = self.lambdas_given(bound, stored, call)
         renames = {n: self.namer.fresh(f"{name}_{n}") for n in sorted(helper_locals)}
         renames.update(functions)
         for free in sorted(_free_names(tree, helper_locals)):
             renames[free] = self.free_name(free, helper, parsed, local)
         body = [RenameNames(renames).visit(s) for s in tree.body if not is_docstring(s)]
+        if lambdas:
+            from srcad.transform.normalize.local_functions import (  # (it imports this module)
+                inline_given_lambdas,
+            )
+
+            given = {renames[param]: lam for param, lam in lambdas.items()}
+            body = inline_given_lambdas(body, given, self.namer, parsed)
         result = self.namer.fresh(f"{name}_result")
         emitted: list[gast.stmt] = []
         for param, value in bound.items():
-            if param in functions:
+            if param in functions or param in lambdas:
                 continue
             emitted.append(build.assign(renames[param], value))
             if isinstance(value, (gast.Tuple, gast.Dict)) and param not in stored:

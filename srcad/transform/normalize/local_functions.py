@@ -116,7 +116,13 @@ class _Inline(gast.NodeTransformer):
     def visit_Call(self, node: gast.Call) -> gast.AST:
         func = node.func
         if not (isinstance(func, gast.Name) and func.id in self.locals):
-            return self.generic_visit(node)
+            # a local function or lambda given to a call: written out by the inliner of
+            # your functions where it is given to one (normalize/helpers.py), else refused
+            node.func = self.visit(func)
+            node.args = [self.given(a) for a in node.args]
+            for kw in node.keywords:
+                kw.value = self.given(kw.value)
+            return node
         local = self.locals[func.id]
         if local.makes_function:
             raise self.source.error(
@@ -125,6 +131,37 @@ class _Inline(gast.NodeTransformer):
                 node,
             )
         return self.call(node, local)
+
+    def given(self, arg: gast.expr) -> gast.expr:
+        """An argument, a local function given as one written as its lambda."""
+        if isinstance(arg, gast.Name) and arg.id in self.locals:
+            local = self.locals[arg.id]
+            if local.makes_function:
+                raise self.source.error(
+                    f"the local function '{arg.id}' makes a function and is given to a call; "
+                    "srcad writes out a local function given to one of yours where that "
+                    "calls it",
+                    arg,
+                )
+            args = gast.arguments(
+                args=[build.param(p) for p in local.params],
+                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                defaults=[],
+            )  # fmt: skip
+            arg = gast.copy_location(gast.Lambda(args, copy.deepcopy(local.result)), arg)
+            # (its statements before the return ride along: inline_given_lambdas)
+            setanno(arg, "local_function", (local.name, copy.deepcopy(local.body)))
+        if isinstance(arg, gast.Lambda):
+            _, body = getanno(arg, "local_function", (None, []))
+            for node in [n for part in [arg.body, *body] for n in gast.walk(part)]:
+                if isinstance(node, gast.Name) and node.id in self.locals:
+                    raise self.source.error(
+                        f"a lambda given to a call reads the local function '{node.id}'; "
+                        "call it outside the lambda",
+                        node,
+                    )
+            return arg
+        return self.visit(arg)
 
     def call(self, node: gast.Call, local: _Local, keep_lambda: bool = False) -> gast.AST:
         """The call's result, ``local``'s body hoisted before it (its parameters bound)."""
@@ -166,6 +203,25 @@ class _Inline(gast.NodeTransformer):
         gast.copy_location(stmt, self.origin)
         setanno(stmt, "origin", getanno(self.origin, "origin", self.origin))
         self.hoisted.append(stmt)
+
+
+def inline_given_lambdas(
+    body: list[gast.stmt], lambdas: dict[str, gast.Lambda], namer: Namer, source: Source
+) -> list[gast.stmt]:
+    """``body`` (a function of yours being written out) with the calls of each parameter in
+    ``lambdas`` written out: the lambda (or local function) given for it, read where it is
+    called (late binding, as Python's); passed on to another call, it is given there as
+    the lambda."""
+    locals_ = {
+        name: _Local(
+            name,
+            [a.id for a in lam.args.args],
+            getanno(lam, "local_function", (None, []))[1],
+            lam.body,
+        )
+        for name, lam in lambdas.items()
+    }
+    return _inline_block(body, locals_, namer, source)
 
 
 def lambdas_as_defs(tree: gast.FunctionDef) -> gast.FunctionDef:

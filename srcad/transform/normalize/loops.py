@@ -23,6 +23,7 @@ from srcad.transform import build
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import MISSING, Source
 from srcad.transform.naming import Namer
+from srcad.transform.normalize.anf import local_names
 from srcad.transform.normalize.folding import constant_of
 from srcad.transform.normalize.walk import RenameNames, all_statements, own_parts, rewrite_bodies
 
@@ -644,3 +645,105 @@ def _bind(
         if target.id not in assigned:
             fixed[target.id] = item
     return [build.assign(copy.deepcopy(target), copy.deepcopy(item))]
+
+
+def unroll_function_loops(tree: gast.FunctionDef, source: Source) -> gast.FunctionDef:
+    """``for act in (np.tanh, relu): ... act(h) ...`` as one copy of the body per function,
+    written for ``act`` (``np.tanh(h)``, then ``relu(h)``): each call is then of a function
+    srcad knows, by its rule or its source. Also over a name bound once, at the top of the
+    function, to such a display (``acts = [np.tanh, relu]``). Before your functions are
+    written out, so ``relu`` is written out too where they are; left as it was where the
+    loop jumps out, assigns ``act`` or ``act`` is read outside it."""
+    local = local_names(tree)
+    displays = _function_displays(tree, source, local)
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            elts = _functions_looped(stmt, displays, tree)
+            if elts is None:
+                out.append(stmt)
+                continue
+            for elt in elts:
+                for inner in copy.deepcopy(stmt.body):
+                    out.append(_Substitute(stmt.target.id, elt).visit(inner))
+            out.extend(stmt.orelse)
+        return out
+
+    tree.body = rewrite_bodies(tree.body, block)
+    read = {
+        n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+    tree.body = [
+        s
+        for s in tree.body
+        if not (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id in displays
+            and s.targets[0].id not in read
+        )
+    ]
+    return tree
+
+
+def _function_displays(
+    tree: gast.FunctionDef, source: Source, local: set[str]
+) -> dict[str, list[gast.expr]]:
+    """The names bound once, at the top of ``tree``, to a display of functions from outside
+    it, with the display's elements; a display written in a loop header is found there."""
+
+    def functions(expr: gast.expr) -> bool:
+        return (
+            isinstance(expr, (gast.Tuple, gast.List))
+            and bool(expr.elts)
+            and all(
+                isinstance(e, (gast.Name, gast.Attribute))
+                and callable(source.resolve(e, local))
+                and source.resolve(e, local) is not MISSING
+                for e in expr.elts
+            )
+        )
+
+    stores: dict[str, int] = {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    found = {
+        stmt.targets[0].id: stmt.value.elts
+        for stmt in tree.body
+        if isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+        and stores.get(stmt.targets[0].id) == 1
+        and functions(stmt.value)
+    }
+    for node in gast.walk(tree):
+        if isinstance(node, gast.For) and functions(node.iter):
+            found[id(node.iter)] = node.iter.elts
+    return found
+
+
+def _functions_looped(
+    stmt: gast.stmt, displays: dict, tree: gast.FunctionDef
+) -> list[gast.expr] | None:
+    """The functions ``stmt`` loops over, when it is a loop to unroll over them."""
+    if not (isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name)):
+        return None
+    key = stmt.iter.id if isinstance(stmt.iter, gast.Name) else id(stmt.iter)
+    elts = displays.get(key)
+    if elts is None or _jumps_out(stmt.body):
+        return None
+    name = stmt.target.id
+    inside = {id(n) for s in stmt.body for n in gast.walk(s)} | {id(stmt.target)}
+    if any(
+        isinstance(n, gast.Name) and n.id == name and id(n) not in inside for n in gast.walk(tree)
+    ):
+        return None  # (assigned or read elsewhere: Python's loop variable is kept)
+    if any(
+        isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+        for s in stmt.body
+        for n in gast.walk(s)
+    ):
+        return None
+    return elts
