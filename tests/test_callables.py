@@ -338,3 +338,34 @@ def test_star_args_indexed_like_the_call_in_every_api():
     srcad.check_grad(calls_star, X, X + 1, wrt=(0, 1), order=2, modes=("rev", "fwd"))
     with pytest.raises(ValueError, match="out of range"):
         srcad.grad(star, wrt=2)(X, X)
+
+
+# lambdas written inside a display over several lines: their line starts no statement
+# (SourceUnavailableError "cannot parse the source of <lambda>" until stop 33)
+LOSSES = {
+    "square": (lambda x: np.sum(x**2), "first"),
+    "sine": (
+        lambda x: np.sum(np.sin(x) * x),
+        "second",
+    ),
+    "no rule": (lambda x: np.sum(np.i0(x)),
+                "third"),  # fmt: skip
+}
+TABLE = [
+    lambda v: np.sum(np.tanh(v)),
+    lambda v: np.sum(v * v * v),
+]
+
+
+def test_lambdas_in_displays_over_several_lines():
+    x = np.array([0.3, -0.5, 0.9])
+    assert np.allclose(srcad.grad(LOSSES["square"][0])(x), 2 * x)
+    assert np.allclose(srcad.grad(LOSSES["sine"][0])(x), np.cos(x) * x + np.sin(x))
+    assert np.allclose(srcad.grad(TABLE[1])(x), 3 * x * x)
+    srcad.check_grad(TABLE[0], x, modes=("rev", "fwd"), order=2)
+    assert "# grad of:" in srcad.source(srcad.grad(TABLE[0]))
+    with pytest.raises(srcad.TransformError, match="no adjoint rule for np.i0") as info:
+        srcad.grad(LOSSES["no rule"][0])(x)
+    # the file and line of the lambda, and its source line with the caret
+    assert f"{__file__}:{LOSSES['no rule'][0].__code__.co_firstlineno}:" in str(info.value)
+    assert '"no rule": (lambda x: np.sum(np.i0(x)),' in str(info.value)

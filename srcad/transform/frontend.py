@@ -143,6 +143,20 @@ def _lambda_as_def(
     return gast.copy_location(fdef, node)
 
 
+def _whole_file(
+    func: Callable, every_line: list[str], filename: str
+) -> tuple[gast.Module, list[str], int, int]:
+    """The module holding ``func`` parsed whole: (tree, its lines, first line 1, indent 0)."""
+    try:
+        return gast.parse("".join(every_line)), every_line, 1, 0
+    except SyntaxError as exc:
+        raise SourceUnavailableError(
+            f"cannot parse the source of {func.__qualname__}: {exc.msg}",
+            filename=filename,
+            lineno=func.__code__.co_firstlineno,
+        ) from None
+
+
 def parse_function(func: Callable) -> Source:
     """Parse ``func``'s source into a :class:`Source`."""
     if not inspect.isfunction(func):
@@ -178,14 +192,24 @@ def parse_function(func: Callable) -> Source:
     try:
         module = gast.parse(dedented)
     except SyntaxError as exc:
-        raise SourceUnavailableError(
-            f"cannot parse the source of {func.__qualname__}: {exc.msg}",
-            filename=filename,
-            lineno=first_line,
-        ) from None
-    tree = module.body[0] if module.body else None
+        module = None
+        if func.__name__ != "<lambda>":
+            raise SourceUnavailableError(
+                f"cannot parse the source of {func.__qualname__}: {exc.msg}",
+                filename=filename,
+                lineno=first_line,
+            ) from None
+    tree = module.body[0] if module is not None and module.body else None
     if func.__name__ == "<lambda>":
-        tree = _lambda_as_def(module, func, filename, first_line)
+        try:
+            if module is None:
+                raise SourceUnavailableError("", filename=filename)
+            tree = _lambda_as_def(module, func, filename, first_line)
+        except SourceUnavailableError:
+            # the lambda's line starts no statement of its own (``"k": (lambda x: ...),``
+            # in a display written over several lines): found in its whole file
+            module, lines, first_line, indent = _whole_file(func, every_line, filename)
+            tree = _lambda_as_def(module, func, filename, first_line)
     if isinstance(tree, gast.AsyncFunctionDef):
         source = Source(func, tree, filename, first_line, indent, lines)
         raise source.error("async functions cannot be differentiated", tree)
