@@ -1047,17 +1047,30 @@ def jvp(
 
 
 @boundary
+def argument_tuples(what: str, primals: Any, tangents: Any) -> tuple[tuple, tuple]:
+    """``primals`` and ``tangents`` as tuples: each must be a tuple or list of arguments."""
+    for name, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{what} takes {name} as a tuple (or list) with one entry per argument of "
+                f"the function, as JAX does: {what}(f, (x,), (v,)); got "
+                f"{type(value).__name__}"
+            )
+    return tuple(primals), tuple(tangents)
+
+
 def jvp(
     f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:
     """``(f(*primals), tangent_out)``: the directional derivative of ``f`` at ``primals``
     along ``tangents``, by forward-mode source transformation.
 
-    ``tangents`` has one entry per primal, of the same structure and shape; ``None`` for an
-    argument that is not differentiated (and for integers, strings, ...). With
+    ``primals`` is a tuple (or list) of the arguments, as in JAX (anything else is a
+    TypeError); ``tangents`` has one entry per primal, of the same structure and shape;
+    ``None`` for an argument that is not differentiated (and for integers, strings, ...). With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and jvp returns ``(out, tangent, aux)``.
     """
-    primals, tangents = tuple(primals), tuple(tangents)
+    primals, tangents = argument_tuples("jvp", primals, tangents)
     table = table_of(f)
     if table is not None:  # a function jacobian or hessian made
         _refuse_options(table, "jvp", has_aux=has_aux)
@@ -1519,9 +1532,11 @@ def hessian(
 @boundary
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the
-    Hessian: one forward-mode pass over the generated gradient. One result per primal
-    (``None`` where the tangent is ``None``); a single result for a single primal."""
-    primals, tangents = tuple(primals), tuple(tangents)
+    Hessian: one forward-mode pass over the generated gradient. ``primals`` and
+    ``tangents`` are tuples (or lists) with one entry per argument, as in JAX. One result
+    per primal (``None`` where the tangent is ``None``); a single result for a single
+    primal."""
+    primals, tangents = argument_tuples("hvp", primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     if not wrt:
         raise ValueError("hvp needs at least one tangent that is not None")

@@ -294,3 +294,14 @@ def test_an_array_made_of_a_sequence_has_the_sequences_tangent():
     value, tangent = srcad.jvp(array_of_a_tuple, (one,), (np.ones(1),))
     assert tangent.shape == (1,)
     np.testing.assert_allclose(tangent, 3 * one, rtol=1e-6)
+
+
+def test_primals_must_be_a_tuple_of_arguments():
+    # a dict or an array given for the primals (a confusing "wrt=1 is out of range" or
+    # "too many positional arguments" until stop 33)
+    p = {"a": np.ones(2), "b": 1.0}
+    with pytest.raises(TypeError, match=r"jvp takes primals as a tuple .* got dict"):
+        srcad.jvp(unpacks, p, p)
+    with pytest.raises(TypeError, match=r"hvp takes tangents as a tuple .* got ndarray"):
+        srcad.hvp(unpacks, (np.ones(3),), np.ones(3))
+    assert srcad.jvp(np.sin, [0.5], [1.0])[1] == pytest.approx(np.cos(0.5))
