@@ -348,8 +348,7 @@ LOSSES = {
         lambda x: np.sum(np.sin(x) * x),
         "second",
     ),
-    "no rule": (lambda x: np.sum(np.i0(x)),
-                "third"),  # fmt: skip
+    "no rule": (lambda x: np.sum(np.i0(x)), "third"),  # fmt: skip
 }
 TABLE = [
     lambda v: np.sum(np.tanh(v)),

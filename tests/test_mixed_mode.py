@@ -418,16 +418,38 @@ def test_names_the_kernel_reserves_are_renamed():
     np.testing.assert_allclose(value, expected)
 
 
+@srcad.elementwise
+def reassigned_beside_its_copy(x, y):
+    x_in = y * 2.0
+    if x > 0:
+        x = x * x_in
+    else:
+        x = x - y
+    return x + x_in
+
+
+def test_the_copy_of_a_reassigned_parameter_has_a_name_of_its_own():
+    # a parameter the kernel reassigns is a const parameter copied into a variable: its
+    # name (x_in) was the user's variable too, a C redeclaration, until stop 33
+    parts = reassigned_beside_its_copy.compiled((0, 1)).kernel
+    assert parts["in_params"] == "T x_in1, T y"
+    assert "T x = x_in1;" in parts["operation"] and "T x_in = 0;" in parts["operation"]
+    assert "T x_in1 " in parts["device"] or "const T x_in1" in parts["device"]
+
+
 @pytest.mark.skipif(not _gpu(), reason="no GPU (CuPy with a CUDA device)")
 def test_reserved_names_on_the_gpu():
     import cupy
 
-    compiled = reserved_names.compiled((0, 1, 2, 3, 4))
-    value, partials = compiled(*map(cupy.asarray, RESERVED_ARGS))
-    ref_value, ref_partials = compiled(*RESERVED_ARGS)
-    np.testing.assert_allclose(cupy.asnumpy(value), ref_value)
-    for got, ref in zip(partials, ref_partials):
-        np.testing.assert_allclose(cupy.asnumpy(got), ref)
+    for f, args in [
+        (reserved_names.compiled((0, 1, 2, 3, 4)), RESERVED_ARGS),
+        (reassigned_beside_its_copy.compiled((0, 1)), RESERVED_ARGS[:2]),
+    ]:
+        value, partials = f(*map(cupy.asarray, args))
+        ref_value, ref_partials = f(*args)
+        np.testing.assert_allclose(cupy.asnumpy(value), ref_value)
+        for got, ref in zip(partials, ref_partials):
+            np.testing.assert_allclose(cupy.asnumpy(got), ref)
 
 
 @srcad.elementwise

@@ -101,14 +101,19 @@ def _c_names(params: list[str], others: list[str]) -> dict[str, str]:
         )
         if not unsafe:
             continue
-        base = (name.lstrip("_") or "v") + "_v"
-        new, k = base, 0
-        while new in taken or new in words:
-            k += 1
-            new = f"{base}{k}"
+        new = _fresh((name.lstrip("_") or "v") + "_v", taken | words)
         taken.add(new)
         names[name] = new
     return names
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    """``base``, or ``base`` with a number added, whichever is not ``taken``."""
+    new, k = base, 0
+    while new in taken:
+        k += 1
+        new = f"{base}{k}"
+    return new
 
 
 class _Renamed(ast.NodeTransformer):
@@ -287,8 +292,14 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
     locals_ = [n for n in dict.fromkeys(stored) if n not in primals and n not in loops]
     # a parameter the code assigns (in a branch: ``y = y + x``) is a local copy: CuPy's
     # in_params, and the device function's, are const
-    params = [f"{p}_in" if p in stored else p for p in primals]
-    lines = [f"T {p} = {p}_in;" for p in primals if p in stored]
+    taken = {*primals, *stored, *loops, *_c_words()}
+    copied = {}
+    for p in primals:
+        if p in stored:
+            copied[p] = new = _fresh(f"{p}_in", taken)
+            taken.add(new)
+    params = [copied.get(p, p) for p in primals]
+    lines = [f"T {p} = {copied[p]};" for p in primals if p in copied]
     lines += [f"T {local} = 0;" for local in locals_]
     lines.extend(emit.block(body, ""))
     lines.append(f"out = {emit.expr(value)};")
