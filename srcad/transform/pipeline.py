@@ -80,6 +80,15 @@ class Generated:
     returns_value: bool = True
 
 
+def _lambdas_lowered(tree: gast.FunctionDef, source: Source, namer: Namer) -> gast.FunctionDef:
+    """The comprehensions a lambda given to your function brought into the code written out
+    (``apply(lambda t: sum(w * t for w in ws), x)``) lowered, as the others were."""
+    comprehensions = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+    if any(isinstance(n, comprehensions) for n in gast.walk(tree)):
+        tree = lower_functional(tree, source, namer)
+    return tree
+
+
 def normalize(
     source: Source,
     namer: Namer,
@@ -103,13 +112,16 @@ def normalize(
         tree = spread_stars(split_tuples(tree, namer, builtin_len=source.lookup("len") is len))
         helpers, names = inline_helpers(tree, source, namer)
         # (in the helpers written out)
-        tree = name_indexed_displays(join_displays(tree, source), source, namer)
+        tree = name_indexed_displays(
+            join_displays(_lambdas_lowered(tree, source, namer), source), source, namer
+        )
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
     else:
         # (a helper given a function is written out: its own derivative could not call it)
         helpers, names = inline_helpers(tree, source, namer, given_functions=True)
         if helpers:
+            tree = _lambdas_lowered(tree, source, namer)
             tree = name_indexed_displays(join_displays(tree, source), source, namer)
             setanno(tree, "inlined", helpers)
             setanno(tree, "inlined_names", names)

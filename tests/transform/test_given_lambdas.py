@@ -94,6 +94,15 @@ def same_names(x):
     return np.sum(apply(lambda x: x * 3.0, x) * x)
 
 
+def a_generator_in_the_lambda(x):
+    ws = [0.5, 1.5]
+    return np.sum(apply(lambda t: sum(w * t for w in ws), x))
+
+
+def a_comprehension_in_the_lambda(x):
+    return np.sum(apply(lambda t: np.stack([t * k for k in range(2)]), x))
+
+
 def over_functions(x):
     s = 0.0
     for act in (np.tanh, relu):
@@ -122,7 +131,8 @@ def a_comprehension_of_functions(x):
 
 CASES = [
     squared, closing_over, late_binding, local_def, passed_along, in_a_loop, by_keyword,
-    calling_yours, same_names, over_functions, over_a_named_list, functions_passed_on,
+    calling_yours, same_names, a_generator_in_the_lambda, a_comprehension_in_the_lambda,
+    over_functions, over_a_named_list, functions_passed_on,
     a_comprehension_of_functions,
 ]  # fmt: skip
 
@@ -183,6 +193,11 @@ def refused_local_given_to_numpy(x):
     return np.sum(np.apply_along_axis(doubled, 0, x))
 
 
+def refused_the_same_function_inside(x):
+    # (the inner call is of the function being written out: taken for a recursion)
+    return np.sum(apply(lambda t: apply(lambda u: u * t, t), x))
+
+
 def refused_loop_variable_read_after(x):
     h = x
     for act in (np.tanh, relu):
@@ -200,6 +215,7 @@ def refused_loop_variable_read_after(x):
         (refused_local_in_lambda, "reads the local function 'g'"),
         (refused_local_given_to_numpy, "the local function 'doubled' is given to a call"),
         (refused_loop_variable_read_after, "no adjoint rule for act"),
+        (refused_the_same_function_inside, "a lambda here is not supported yet"),
     ],
     ids=lambda v: getattr(v, "__name__", "")[:40],
 )
