@@ -36,6 +36,10 @@ TERMS = [
 ]  # fmt: skip
 
 
+#: variables named as the CUDA kernel's own names or C's (srcad renames them in the kernel)
+RESERVED = ["x_in", "y_in", "n", "T", "out", "exp", "partial_0"]
+
+
 class Writer:
     """One random scalar function ``f(x, y)`` and the thresholds its conditions use."""
 
@@ -87,6 +91,12 @@ class Writer:
             if kind < 0.35 or depth >= 2:
                 self.count += 1
                 name = f"t{self.count}"
+                spare = [n for n in RESERVED if n not in self.names]
+                if depth == 0 and spare and self.rng.random() < 0.15:
+                    # a name CuPy or C reserves, or the kernel's own name for a copy of a
+                    # reassigned parameter (a CuPy error and a C redeclaration until
+                    # stops 32 and 33)
+                    name = self.rng.choice(spare)
                 lines.append(f"{indent}{name} = {self.expr()}")
                 if depth == 0:
                     self.names.append(name)  # (only names bound on every path are read)
