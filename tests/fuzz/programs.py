@@ -137,6 +137,10 @@ class Tray:
         return self.cells[:n]
 
 
+def tray_made():
+    return Tray()
+
+
 def swapped(p, q):
     return q, p
 
@@ -451,6 +455,7 @@ FAMILIES = {
     "np.repeat with a count per element", "augmented updates of a dict's element",
     "chained assignments", "map and functools.reduce", "functions passed to helpers",
     "lambdas given to helpers", "max and min of a sequence", "loops over functions",
+    "a method of an object made by a function",
 }  # fmt: skip
 
 
@@ -1244,6 +1249,16 @@ class ProgramWriter:
                 f"{g}[0] = {self.scalar(names)}",
             ])  # fmt: skip
             read = rng.choice([f"{t}.total()", f"np.sum({g})"])
+            maker = "Tray()"
+            if rng.random() < 0.3:
+                # the object made by a function: its class known only at run time (a
+                # global array its method hands back, changed in place, was silently
+                # wrong until stop 33: refused now)
+                self.constructs.add("a method of an object made by a function")
+                maker = "tray_made()"
+                if rng.random() < 0.5:
+                    get = "spare(2)"
+                    read = rng.choice([read, "np.sum(scratch(3))", "np.sum(scratch(3))"])
             bind = f"{g} = {t}.{get}" if get != "cells[:2]" else f"{g} = getattr({t}, 'cells')[:2]"
             binds = [bind]
             if get == "__call__":
@@ -1251,7 +1266,7 @@ class ProgramWriter:
             elif get == "peek":
                 binds = [f"{g}m = {t}.peek", f"{g} = {g}m(2)"]
             return [
-                f"{t} = Tray()",
+                f"{t} = {maker}",
                 *binds,
                 update,
                 f"{target} = {self.full_expr(names)} + {read} * 0.5",
