@@ -1031,6 +1031,18 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+def argument_tuples(what: str, primals: Any, tangents: Any) -> tuple[tuple, tuple]:
+    """``primals`` and ``tangents`` as tuples: each must be a tuple or list of arguments."""
+    for name, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{what} takes {name} as a tuple (or list) with one entry per argument of "
+                f"the function, as JAX does: {what}(f, (x,), (v,)); got "
+                f"{type(value).__name__}"
+            )
+    return tuple(primals), tuple(tangents)
+
+
 @overload
 def jvp(
     f: Callable[..., Any],
@@ -1047,18 +1059,6 @@ def jvp(
 
 
 @boundary
-def argument_tuples(what: str, primals: Any, tangents: Any) -> tuple[tuple, tuple]:
-    """``primals`` and ``tangents`` as tuples: each must be a tuple or list of arguments."""
-    for name, value in (("primals", primals), ("tangents", tangents)):
-        if not isinstance(value, (tuple, list)):
-            raise TypeError(
-                f"{what} takes {name} as a tuple (or list) with one entry per argument of "
-                f"the function, as JAX does: {what}(f, (x,), (v,)); got "
-                f"{type(value).__name__}"
-            )
-    return tuple(primals), tuple(tangents)
-
-
 def jvp(
     f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> tuple[Any, ...]:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gast
 
 from srcad.errors import TransformError
 from srcad.transform.analyses.aliasing import Aliases, carry
 from srcad.transform.analyses.mutators import describe
-from srcad.transform.analyses.objects import method_objects, shares_nothing
+from srcad.transform.analyses.objects import (
+    KNOWN_METHODS,
+    local_objects_own_arrays,
+    method_objects,
+    shares_nothing,
+)
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.normalize.anf import local_names
@@ -173,6 +180,25 @@ def _check_inplace_aliasing(
             f"({method}(...).copy())"
         )
 
+    held_outside = _outside_holders(body, source, local)
+
+    def refuse_outside(stmt: gast.stmt, name: str, aliases: Aliases) -> None:
+        """``w = TABLE; w[0] = v``: the array is a global's, a module's or an object's,
+        whose other readers (a function reading the global) srcad cannot see; refused
+        whether or not the function reads it again (the update was lost on them, silently,
+        until stop 33)."""
+        outside = sorted(n for n in aliases.others(name) if n in held_outside(n, aliases))
+        if outside:
+            holder = outside[0]
+            raise source.error(
+                f"in-place update of '{name}', which may share memory with an array from "
+                f"outside the function ('{holder}': "
+                f"{'an object' if holder in local else 'a global or a module'}, whose "
+                "array other code may read); srcad cannot see those readers. Copy it where "
+                f"'{name}' is bound ({name} = ....copy()) to change an array of your own",
+                stmt,
+            )
+
     def shared_later(stmt: gast.stmt, name: str, aliases: Aliases) -> list[str]:
         """Other names sharing ``name``'s memory that may be read after ``stmt`` before
         they are bound anew (a helper's inlined parameter, bound again on the next turn of
@@ -200,6 +226,8 @@ def _check_inplace_aliasing(
             return
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             name = stmt.target.id
+            if not aliases.is_number(name):
+                refuse_outside(stmt, name, aliases)
             shared = shared_later(stmt, name, aliases)
             if shared:
                 error = source.error(
@@ -222,6 +250,7 @@ def _check_inplace_aliasing(
         ):
             # y[i] = v changes y's memory: any other name viewing it would change too
             name = _first_target(stmt).value.id
+            refuse_outside(stmt, name, aliases)
             shared = shared_later(stmt, name, aliases)
             if shared:
                 raise source.error(
@@ -234,6 +263,40 @@ def _check_inplace_aliasing(
 
     carry(body, check, Aliases(shares_nothing(source, local)), returned)
     return numbers
+
+
+def _outside_holders(
+    body: list[gast.stmt], source: Source, local: set[str]
+) -> Callable[[str, Aliases], set[str]]:
+    """Which names hold memory from outside the function: a global or a module (not a
+    local), or an object, local or argument, whose fields or methods are read (``h.table``,
+    ``h.rows()``, ``getattr(h, "W")``: ``h`` holds the arrays its fields hold), unless the
+    function makes it of a class of yours whose arrays are its own (objects.py)."""
+    objects = set()
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+                if node.attr not in KNOWN_METHODS:
+                    objects.add(node.value.id)
+            elif (
+                isinstance(node, gast.Call)
+                and isinstance(node.func, gast.Name)
+                and node.func.id in ("getattr", "vars")
+                and node.args
+                and isinstance(node.args[0], gast.Name)
+            ):
+                objects.add(node.args[0].id)
+
+    owns = local_objects_own_arrays(body, source, local)
+
+    def holders(name: str, aliases: Aliases) -> set[str]:
+        if name not in local:
+            return {name}
+        if name not in objects or aliases.is_number(name) or owns(name):
+            return set()
+        return {name}
+
+    return holders
 
 
 _READ, _BOUND, _UNDECIDED = "read", "bound", "undecided"

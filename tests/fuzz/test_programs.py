@@ -82,9 +82,9 @@ REFUSALS = [
     r"'[\w.()]+' may return the array '\w+' passed to it",
     # ... or a global array it reads (documented there too)
     r"'[\w.()]+' may return the array '\w+' it reads from outside the function",
-    # the result of a method srcad cannot read (the object's class known only at run
-    # time), changed in place (stop 33: a global array it handed back was silently missed)
-    r"srcad cannot tell whether '[\w.()]+\(\)' returns a new array",
+    # an array of a global, a module or an object changed in place through a name
+    # (stop 33: its other readers were silently missed)
+    r"in-place update of '\w+', which may share memory with an array from outside",
     # dicts srcad cannot follow: made twice, a key that may or may not be there
     r"the dict '\w+' (is assigned more than once|may or may not hold the key)",
     # a name bound to different parts of a pytree argument on two paths (docs/supported.md)

@@ -232,7 +232,7 @@ REFUSED = [
 def test_a_method_result_changed_in_place_is_refused(f, mode):
     refusal = (
         r"may hand back an array its object holds|may return the array 'h' passed to it|"
-        r"may share memory with 'h'|srcad cannot tell whether '.*\(\)' returns a new array"
+        r"may share memory with 'h'|may share memory with an array from outside the function"
     )
     with pytest.raises(srcad.TransformError, match=refusal):
         srcad.check_grad(f, X3.copy(), modes=(mode,))
@@ -242,7 +242,7 @@ def test_a_method_result_changed_in_place_is_refused(f, mode):
 def test_a_method_result_of_an_argument_changed_in_place_is_refused(mode):
     # (refused even where 'p' is not read later: the method may return a global array,
     # whose readers srcad cannot see; stop 33)
-    with pytest.raises(srcad.TransformError, match=r"srcad cannot tell whether 'p.weights\(\)'"):
+    with pytest.raises(srcad.TransformError, match=r"from outside the function \('p': an object"):
         srcad.check_grad(updated_through_an_argument, X3.copy(), Plain(), modes=(mode,))
 
 
@@ -376,7 +376,7 @@ def copied_from_an_object_made_by_a_function(x):
 
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 def test_a_method_result_srcad_cannot_read_changed_in_place_is_refused(mode):
-    refusal = r"srcad cannot tell whether 's.rows\(\)' returns a new array"
+    refusal = r"in-place update of 'cell', which may share memory with an array from outside"
     with pytest.raises(srcad.TransformError, match=refusal):
         srcad.check_grad(global_through_an_object_made_by_a_function, X3.copy(), modes=(mode,))
     with pytest.raises(srcad.TransformError, match=refusal):

@@ -75,6 +75,8 @@ def user_methods(
         if len(classes) != 1 or None in classes:
             return None
         found = inspect.getattr_static(classes.pop(), func.attr, None)
+        if isinstance(found, (staticmethod, classmethod)):
+            found = found.__func__  # (what it returns is read the same way)
         return found if inspect.isfunction(found) else None
 
     return method
@@ -143,3 +145,96 @@ def shares_nothing(source: Source, local: set[str]) -> Callable[[gast.expr], boo
         return isinstance(found, (numbers.Number, np.generic, str, bytes, type(None)))
 
     return immutable
+
+
+#: NumPy's functions that make a new array of what they are given (others, ``asarray``,
+#: ``reshape``, may hand back the very array)
+_MAKERS = {
+    np.array, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
+    np.empty_like, np.full_like, np.linspace, np.logspace, np.geomspace, np.arange, np.eye,
+    np.identity, np.copy, np.tri,
+}  # fmt: skip
+
+
+def local_objects_own_arrays(
+    body: list[gast.stmt], source: Source, local: set[str]
+) -> Callable[[str], bool]:
+    """Whether the local ``name`` is surely an object the function makes (``h =
+    Holder()``, on every path) of a class of yours whose arrays are its own: each field
+    its methods set on ``self`` is a number, arithmetic, a copy or made by NumPy or a
+    library (``np.linspace``, ``rng.normal``), and no class attribute is an array. Such an
+    object's arrays are read by nothing outside the function."""
+    makers = _makers(body)
+    verdicts: dict[type, bool] = {}
+
+    def owns(name: str) -> bool:
+        made = makers.get(name) if name in local else None
+        classes = {_user_class(value, source, local) for value in made or [None]}
+        if len(classes) != 1 or None in classes:
+            return False
+        cls = classes.pop()
+        if cls not in verdicts:
+            verdicts[cls] = _owns_its_arrays(cls)
+        return verdicts[cls]
+
+    return owns
+
+
+def _owns_its_arrays(cls: type) -> bool:
+    for klass in cls.__mro__[:-1]:
+        for value in vars(klass).values():
+            if isinstance(value, (np.ndarray, property)):
+                # (a class attribute: every object, and the class, read it; a property
+                # may hand back any array)
+                return False
+            if inspect.isfunction(value) and not _sets_own_fields(value):
+                return False
+    return True
+
+
+def _sets_own_fields(method: Callable) -> bool:
+    """Whether every ``self.f = v`` in ``method`` gives ``f`` an array of its own."""
+    from srcad.transform.frontend import parse_function
+
+    try:
+        parsed = parse_function(method)
+    except Exception:  # (no source: nothing can be said)
+        return False
+    args = parsed.tree.args.args
+    if not args:
+        return True
+    own = args[0].id
+    for node in gast.walk(parsed.tree):
+        if isinstance(node, gast.Call) and getattr(node.func, "id", None) == "setattr":
+            return False
+        if isinstance(node, gast.Assign):
+            targets = [t for target in node.targets for t in gast.walk(target)]
+            sets = any(
+                isinstance(t, gast.Attribute) and getattr(t.value, "id", None) == own
+                for t in targets
+            )
+            if sets and not _made_here(node.value, parsed):
+                return False
+    return True
+
+
+def _made_here(value: gast.expr, parsed: Source) -> bool:
+    """Whether ``value`` is surely a new array or a number (see ``local_objects_own_arrays``)."""
+    if isinstance(value, (gast.Constant, gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(value, gast.IfExp):
+        return _made_here(value.body, parsed) and _made_here(value.orelse, parsed)
+    if not isinstance(value, gast.Call):
+        return False
+    if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
+        return True
+    maker = parsed.resolve(value.func, set())
+    if maker is MISSING:
+        return False
+    if maker is np.array:
+        return not any(k.arg == "copy" for k in value.keywords)
+    if maker in _MAKERS:
+        return True
+    # NumPy's random functions, and the methods of its generators, make new arrays
+    module = getattr(maker, "__module__", None) or type(getattr(maker, "__self__", None)).__module__
+    return module.startswith("numpy.random")

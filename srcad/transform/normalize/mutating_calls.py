@@ -48,7 +48,7 @@ from srcad.transform.analyses.mutators import (
     returned_outside,
     unknown_effect,
 )
-from srcad.transform.analyses.objects import method_objects, user_methods
+from srcad.transform.analyses.objects import user_methods
 from srcad.transform.anno import getanno, setanno
 from srcad.transform.frontend import Source
 from srcad.transform.naming import Namer
@@ -106,7 +106,6 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
     # returning its argument in a tuple, either name), ``v, w = h(x, u), x`` (the call's
     # result one element of a display)
     methods = user_methods(tree.body, source, local)
-    objects = method_objects(tree.body, source, local)
     held = [
         (stmt, name, call)
         for stmt in all_statements(tree.body)
@@ -128,33 +127,7 @@ def _refuse_helper_aliases(tree: gast.FunctionDef, source: Source, local: set[st
                     )
         for stmt, name, call in pairs:
             if name in changed:
-                _refuse_unknown_methods_changed(stmt, name, call, source, methods, objects)
                 _refuse_outside_arrays_changed(stmt, name, call, source, local, methods)
-
-
-def _refuse_unknown_methods_changed(
-    stmt: gast.Assign,
-    name: str,
-    call: gast.Call,
-    source: Source,
-    methods: Callable[[gast.Call], Callable | None],
-    objects: Callable[[gast.Call], set[str]],
-) -> None:
-    """``v = obj.rows()`` where ``obj``'s class is known only when the derivative runs (an
-    argument, what a call returned) and ``v`` is then changed in place: the method may hand
-    back an array the object or its module holds, whose other readers srcad cannot see
-    (the update was dropped, and a global's readers kept their old values, until stop 33)."""
-    if methods(call) is not None or not objects(call):
-        return  # (a class of yours read where the function makes the object: followed)
-    method = describe(call.func)
-    raise source.error(
-        f"srcad cannot tell whether '{method}()' returns a new array (it reads the methods "
-        f"of objects the function makes of a class of yours, called as obj.method(); an "
-        f"argument's class is known only when the derivative runs): it may hand back one "
-        f"its object or its module holds, and '{name}' is changed in place, which would "
-        f"change that too. Copy the result ({method}(...).copy())",
-        stmt,
-    )
 
 
 def _refuse_outside_arrays_changed(
