@@ -19,6 +19,7 @@ from srcad.adjoints.registry import (
     Operator,
     registered,
     registered_tangents,
+    ufunc_method_label,
 )
 from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform.ops import public_module
@@ -52,6 +53,8 @@ def _label(key: Any) -> str:
         return _OPERATORS.get(key.name, key.name)
     if is_scipy(key):
         return public_name(key) or repr(key)
+    if ufunc_method_label(key):
+        return ufunc_method_label(key)
     module = getattr(key, "__module__", None) or ""
     if module.startswith("srcad"):
         name = getattr(key, "__name__", "")

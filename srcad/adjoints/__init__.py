@@ -15,6 +15,7 @@ from srcad.adjoints import (  # noqa: F401  (imported for their registrations)
     numeric,
     reductions,
     shape,
+    ufunc_methods,
     updates,
 )
 from srcad.adjoints.registry import adjoint, lookup, nondifferentiable, tangent

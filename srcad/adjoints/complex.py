@@ -187,7 +187,9 @@ def sign_tangent(y, x):
 # where) move whole values, so they are right under NumPy's ordering of complex values ----
 
 _ADJOINTS = "srcad.adjoints."
-for _module in ("shape", "indexing", "updates", "containers", "fft", "generated", "complex"):
+for _module in (
+    "shape", "indexing", "updates", "containers", "fft", "generated", "complex", "ufunc_methods",
+):  # fmt: skip
     complex_safe_rules(_ADJOINTS + _module)
 complex_safe_rules(
     _ADJOINTS + "arithmetic",

@@ -8,6 +8,7 @@ other arguments only for shapes; those others get no derivative (``static=...``)
 from srcad.adjoints.registry import adjoint, bilinear, d, linear, nondifferentiable, tangent, xp
 from srcad.runtime import accumulate, inplace, tangents
 from srcad.runtime.accumulate import (
+    filled,
     grad_dot_lhs,
     grad_dot_rhs,
     grad_einsum,
@@ -87,6 +88,7 @@ nondifferentiable(
     accumulate.seed_like,
     accumulate.count,
     accumulate.extremum_share,
+    accumulate.initial_share,
     tangents.zero_tangent,
     # permutations of axes: integers computed from constants
     accumulate.inverse_axes,
@@ -119,9 +121,9 @@ def broadcast_like_adjoint(r, t, y):
     d[t] = unbroadcast(d[r], t)
 
 
-@linear(unreduce, static=("x", "axis", "keepdims"))
-def unreduce_adjoint(y, g, x, axis=None, keepdims=False):
-    d[g] = reduce_like(d[y], g, axis, keepdims)
+@linear(unreduce, static=("x", "axis", "keepdims", "where"))
+def unreduce_adjoint(y, g, x, axis=None, keepdims=False, where=True):
+    d[g] = reduce_like(d[y], g, axis, keepdims, where=where)
 
 
 @linear(keep_reduced, static=("x", "axis", "keepdims"))
@@ -181,14 +183,27 @@ def reshape_like_adjoint(y, g, like):
     d[g] = reshape_like(d[y], g)
 
 
-@linear(reduce_like, static=("like", "axis", "keepdims"))
-def reduce_like_adjoint(y, g, like, axis=None, keepdims=False):
-    d[g] = unreduce_like(d[y], g, axis, keepdims)
+@linear(reduce_like, static=("like", "axis", "keepdims", "where"))
+def reduce_like_adjoint(y, g, like, axis=None, keepdims=False, where=True):
+    d[g] = unreduce_like(d[y], g, axis, keepdims, where=where)
 
 
-@linear(unreduce_like, static=("x", "axis", "keepdims"))
-def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False):
-    d[g] = reduce_like(d[y], g, axis, keepdims)
+@linear(unreduce_like, static=("x", "axis", "keepdims", "where"))
+def unreduce_like_adjoint(y, g, x, axis=None, keepdims=False, where=True):
+    d[g] = reduce_like(d[y], g, axis, keepdims, where=where)
+
+
+# a reduction's mask: the entries outside it are a constant
+
+
+@adjoint(filled, static=("value", "where"), shape_preserving=True)
+def filled_adjoint(y, x, value, where=True):
+    d[x] = filled(d[y], 0, where=where)
+
+
+@tangent(filled, static=("value", "where"))
+def filled_tangent(y, x, value, where=True):
+    d[y] = filled(d[x], 0, where=where)
 
 
 # ---- more products; each gradient is linear in the incoming gradient and in the other
@@ -419,14 +434,14 @@ def untile_tangent(y, g, x, reps):
     d[y] = untile(d[g], x, reps)
 
 
-@adjoint(unpad, static=("x",))
-def unpad_adjoint(y, g, x, pad_width):
-    d[g] = xp.pad(d[y], pad_width)
+@adjoint(unpad, static=("x", "mode"))
+def unpad_adjoint(y, g, x, pad_width, mode="constant"):
+    d[g] = xp.pad(d[y], pad_width, mode=mode)
 
 
-@tangent(unpad, static=("x",))
-def unpad_tangent(y, g, x, pad_width):
-    d[y] = unpad(d[g], x, pad_width)
+@tangent(unpad, static=("x", "mode"))
+def unpad_tangent(y, g, x, pad_width, mode="constant"):
+    d[y] = unpad(d[g], x, pad_width, mode=mode)
 
 
 @adjoint(untake, static=("x", "axis"))
@@ -551,24 +566,33 @@ def stacked_part_tangent(r, g, t, i, axis=0):
 # that have rules (prod_others among them), so it differentiates to any order. ----
 
 
-@tangent(prod_others)
-def prod_others_tangent(y, x, axis=None):
-    xg = grouped(x, axis)
+# With a mask, the entries outside it are 1 and do not vary.
+
+
+@tangent(prod_others, static=("axis", "where"))
+def prod_others_tangent(y, x, axis=None, *, where=True):
+    xg = grouped(filled(x, 1, where=where), axis)
     eye = xp.eye(xg.shape[-1], dtype=xg.dtype)
     rows = prod_others(xp.where(eye > 0, 1.0, xp.expand_dims(xg, -2)), -1)
     d[y] = ungrouped(
-        xp.sum(rows * (1.0 - eye) * xp.expand_dims(grouped(d[x], axis), -2), axis=-1), x, axis
+        xp.sum(
+            rows * (1.0 - eye) * xp.expand_dims(grouped(filled(d[x], 0, where=where), axis), -2),
+            axis=-1,
+        ),
+        x,
+        axis,
     )
 
 
-@adjoint(prod_others)
-def prod_others_adjoint(y, x, axis=None):
-    xg = grouped(x, axis)
+@adjoint(prod_others, static=("axis", "where"))
+def prod_others_adjoint(y, x, axis=None, *, where=True):
+    xg = grouped(filled(x, 1, where=where), axis)
     eye = xp.eye(xg.shape[-1], dtype=xg.dtype)
     rows = prod_others(xp.where(eye > 0, 1.0, xp.expand_dims(xg, -2)), -1)
-    d[x] = ungrouped(
+    g = ungrouped(
         xp.sum(rows * (1.0 - eye) * xp.expand_dims(grouped(d[y], axis), -2), axis=-1), x, axis
     )
+    d[x] = filled(g, 0, where=where)
 
 
 @adjoint(grouped)

@@ -1,6 +1,11 @@
 """Adjoints of reductions: sum, mean, prod, max/min (ties split evenly), var, std, their
 NaN-ignoring forms (no gradient at NaN entries), median, quantile, percentile, average, and
-the cumulative cumsum, cumulative_sum and cumprod."""
+the cumulative cumsum, cumulative_sum and cumprod.
+
+sum, mean, prod, max and min take NumPy's mask ``where=`` (entries outside it get no
+gradient), max and min an ``initial=`` value: where it is the result it is one more tie,
+taking its even share of the gradient (all of it where it alone wins; a constant takes its
+share nowhere)."""
 
 import numpy as np
 
@@ -8,9 +13,11 @@ from srcad.adjoints.registry import Method, adjoint, d, linear, nondifferentiabl
 from srcad.runtime.accumulate import (
     count,
     extremum_share,
+    initial_share,
     keep_reduced,
     piece_of,
     prod_others,
+    unbroadcast,
     uncumsum,
     unit_if_zero,
     unreduce,
@@ -21,31 +28,42 @@ from srcad.runtime.statistics import gather_weights, quantile_grad, quantile_jvp
 
 #: operands that say which axes, not values: integers, however they were computed (a loop
 #: counter popped off a tape at third order must not be taken to vary)
-_AXES = ("axis", "keepdims")
+_AXES = ("axis", "keepdims", "where")
 _SPREAD = ("axis", "ddof", "keepdims")
 
 
 @linear(np.sum, Method("sum"), static=_AXES, changes_shape=True, reduces=True)
-def sum(y, x, axis=None, keepdims=False):
-    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims)
+def sum(y, x, axis=None, keepdims=False, *, where=True):
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims, where=where)
 
 
 @linear(np.mean, Method("mean"), static=_AXES, changes_shape=True, reduces=True)
-def mean(y, x, axis=None, keepdims=False):
-    d[x] = unreduce(d[y] / count(x, axis), x, axis=axis, keepdims=keepdims)
+def mean(y, x, axis=None, keepdims=False, *, where=True):
+    d[x] = unreduce(
+        d[y] / count(x, axis, keepdims=keepdims, where=where),
+        x,
+        axis=axis,
+        keepdims=keepdims,
+        where=where,
+    )
 
 
 @adjoint(np.prod, Method("prod"), static=_AXES, changes_shape=True, reduces=True)
-def prod(y, x, axis=None, keepdims=False):
-    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * prod_others(x, axis)
+def prod(y, x, axis=None, keepdims=False, *, where=True):
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims, where=where) * prod_others(
+        x, axis, where=where
+    )
 
 
 @adjoint(
     np.max, np.amax, Method("max"), np.min, np.amin, Method("min"),
     static=_AXES, changes_shape=True, reduces=True,
 )  # fmt: skip
-def max(y, x, axis=None, keepdims=False):
-    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims) * extremum_share(x, y, axis, keepdims)
+def max(y, x, axis=None, keepdims=False, *, initial=None, where=True):
+    d[x] = unreduce(d[y], x, axis=axis, keepdims=keepdims, where=where) * extremum_share(
+        x, y, axis, keepdims, initial=initial, where=where
+    )
+    d[initial] = unbroadcast(d[y] * initial_share(x, y, initial, axis, keepdims, where), initial)
 
 
 @adjoint(np.var, Method("var"), static=_SPREAD)
@@ -162,14 +180,15 @@ def cumprod(y, x, axis=None):
     # by zeros: the product of the nonzero entries, divided by x[j] where x[j] is nonzero,
     # times that of the zero entries other than x[j]. The latter is 1 if there are none
     # and 0 if there are several, but written as the one zero's value x[f] (0) where there
-    # is one, so that second derivatives through it are exact too.
+    # is one, so that second derivatives through it are exact too. (``axis`` by position
+    # throughout: np.multiply.accumulate reuses this template with its default 0.)
     flat = xp.reshape(x, y.shape)
     zero = flat == 0
-    zeros_so_far = xp.cumsum(zero, axis=axis)
-    first = xp.sum(flat * (zero & (zeros_so_far == 1)), axis=axis, keepdims=True)
-    second = xp.sum(flat * (zero & (zeros_so_far == 2)), axis=axis, keepdims=True)
+    zeros_so_far = xp.cumsum(zero, axis)
+    first = xp.sum(flat * (zero & (zeros_so_far == 1)), axis, keepdims=True)
+    second = xp.sum(flat * (zero & (zeros_so_far == 2)), axis, keepdims=True)
     safe = xp.where(zero, 1, flat)
-    weighted = xp.cumprod(safe, axis=axis) * d[y]
+    weighted = xp.cumprod(safe, axis) * d[y]
     # sums over k >= j of weighted[k], split by how many zeros x[:k+1] holds
     none = xp.flip(xp.cumsum(xp.flip(weighted * (zeros_so_far == 0), axis), axis), axis)
     one = xp.flip(xp.cumsum(xp.flip(weighted * (zeros_so_far == 1), axis), axis), axis)
@@ -182,14 +201,16 @@ def cumprod(y, x, axis=None):
 
 
 @tangent(np.prod, Method("prod"), static=_AXES)
-def prod_tangent(y, x, axis=None, keepdims=False):
-    d[y] = xp.sum(d[x] * prod_others(x, axis), axis=axis, keepdims=keepdims)
+def prod_tangent(y, x, axis=None, keepdims=False, *, where=True):
+    others = prod_others(x, axis, where=where)
+    d[y] = xp.sum(d[x] * others, axis=axis, keepdims=keepdims, where=where)
 
 
 @tangent(np.max, np.amax, Method("max"), np.min, np.amin, Method("min"), static=_AXES)
-def max_tangent(y, x, axis=None, keepdims=False):
-    share = extremum_share(x, y, axis, keepdims)
-    d[y] = xp.sum(d[x] * share, axis=axis, keepdims=keepdims)
+def max_tangent(y, x, axis=None, keepdims=False, *, initial=None, where=True):
+    share = extremum_share(x, y, axis, keepdims, initial=initial, where=where)
+    d[y] = xp.sum(d[x] * share, axis=axis, keepdims=keepdims, where=where)
+    d[y] = d[initial] * initial_share(x, y, initial, axis, keepdims, where)
 
 
 @tangent(np.var, Method("var"), static=_SPREAD)
@@ -211,20 +232,20 @@ def cumprod_tangent(y, x, axis=None):
     # the adjoint's derivatives applied forward: sum over j <= k of dx[j] * dy[k]/dx[j]
     flat = xp.reshape(x, y.shape)
     zero = flat == 0
-    zeros_so_far = xp.cumsum(zero, axis=axis)
+    zeros_so_far = xp.cumsum(zero, axis)
     at_first = zero & (zeros_so_far == 1)
     at_second = zero & (zeros_so_far == 2)
-    first = xp.sum(flat * at_first, axis=axis, keepdims=True)
-    second = xp.sum(flat * at_second, axis=axis, keepdims=True)
+    first = xp.sum(flat * at_first, axis, keepdims=True)
+    second = xp.sum(flat * at_second, axis, keepdims=True)
     safe = xp.where(zero, 1, flat)
-    d[y] = xp.cumprod(safe, axis=axis) * (
+    d[y] = xp.cumprod(safe, axis) * (
         ((zeros_so_far == 0) + (zeros_so_far == 1) * first)
-        * xp.cumsum(xp.reshape(d[x], y.shape) / safe * ~zero, axis=axis)
+        * xp.cumsum(xp.reshape(d[x], y.shape) / safe * ~zero, axis)
         + ((zeros_so_far == 1) + (zeros_so_far == 2) * second)
-        * xp.sum(xp.reshape(d[x], y.shape) * at_first, axis=axis, keepdims=True)
+        * xp.sum(xp.reshape(d[x], y.shape) * at_first, axis, keepdims=True)
         + (zeros_so_far == 2)
         * first
-        * xp.sum(xp.reshape(d[x], y.shape) * at_second, axis=axis, keepdims=True)
+        * xp.sum(xp.reshape(d[x], y.shape) * at_second, axis, keepdims=True)
     )
 
 

@@ -87,6 +87,8 @@ class Rule:
     shape_preserving: bool
     #: operands read only for their shape or as indices: no derivative flows to them
     static: frozenset[str] = frozenset()
+    #: operands whose value must be one of these, written in the call (np.pad's mode)
+    choices: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
     #: the names of the op's results when it returns several (``w, v = eigh(a)``); with
     #: ``variadic``, one name stands for the list of all of them (``np.split``)
     results: tuple[str, ...] = ()
@@ -226,6 +228,7 @@ def adjoint(
     static: tuple[str, ...] = (),
     outputs: int | str = 1,
     complex_safe: bool = False,
+    choices: dict[str, tuple[Any, ...]] | None = None,
     **traits: bool,
 ) -> Callable[[T], T]:
     """Register the decorated template as the adjoint of each of ``ops``; operands named in
@@ -234,11 +237,14 @@ def adjoint(
     ``outputs="*"`` takes them as one list (``def split(pieces, x, sections)``). Unless
     ``complex_safe`` (or :func:`complex_safe` names an op), the rule refuses complex values
     at run time (see :func:`_refusing_complex`). ``traits`` (keywords of :data:`TRAITS`,
-    e.g. ``elementwise=True``) say what the analyses may assume of the op."""
+    e.g. ``elementwise=True``) say what the analyses may assume of the op. ``choices``
+    names operands whose value the rule is right for only among the values given (np.pad's
+    ``mode``): the call must write one of them, or leave the operand at its default."""
 
     def register(template: T) -> T:
         _before_user_rule(template)
         rule = _traits(_parse(template, shape_preserving, static, outputs), traits)
+        rule.choices = dict(choices or {})
         _register(_RULES, rule, ops, complex_safe)
         return template
 
@@ -246,16 +252,22 @@ def adjoint(
 
 
 def tangent(
-    *ops: Any, static: tuple[str, ...] = (), outputs: int | str = 1, complex_safe: bool = False
+    *ops: Any,
+    static: tuple[str, ...] = (),
+    outputs: int | str = 1,
+    complex_safe: bool = False,
+    choices: dict[str, tuple[Any, ...]] | None = None,
 ) -> Callable[[T], T]:
     """Register the decorated template as the tangent (forward-mode) rule of each of
     ``ops``; operands named in ``static`` carry no tangent into the result; ``outputs`` as
     for :func:`adjoint` (each ``d[w] = ...`` then contributes to that result's tangent);
-    ``complex_safe`` as for :func:`adjoint`."""
+    ``complex_safe`` and ``choices`` as for :func:`adjoint`."""
 
     def register(template: T) -> T:
         _before_user_rule(template)
-        _register(_TANGENTS, _parse(template, False, static, outputs), ops, complex_safe)
+        rule = _parse(template, False, static, outputs)
+        rule.choices = dict(choices or {})
+        _register(_TANGENTS, rule, ops, complex_safe)
         return template
 
     return register
@@ -470,6 +482,13 @@ class _Globals(dict):
         return dict.__contains__(self, name) or name in self.module
 
 
+def ufunc_method_label(op: Any) -> str | None:
+    """``np.add.outer`` for that bound method of a NumPy ufunc (Python calls it
+    ``ufunc.outer``), None for any other op."""
+    owner = getattr(op, "__self__", None)
+    return f"np.{owner.__name__}.{op.__name__}" if isinstance(owner, np.ufunc) else None
+
+
 def _label(op: Any) -> str:
     """How an error names ``op``: ``np.var``, ``x.var()``, ``x.T``, the ``Pow`` operator."""
     if isinstance(op, Method):
@@ -478,6 +497,9 @@ def _label(op: Any) -> str:
         return f"x.{op.name}"
     if isinstance(op, Operator):
         return f"the {op.name} operator"
+    method = ufunc_method_label(op)
+    if method:
+        return method
     module = getattr(op, "__module__", None) or ""
     name = getattr(op, "__qualname__", None) or getattr(op, "__name__", None) or repr(op)
     parts = [p for p in module.split(".") if p and not p.startswith("_") and p != "core"]

@@ -17,6 +17,7 @@ from srcad.adjoints.registry import (
     xp,
 )
 from srcad.runtime.accumulate import (
+    PAD_MODES,
     add_at,
     along_axis_index,
     cast_gradient,
@@ -231,9 +232,17 @@ def tile(y, x, reps):
     d[x] = untile(d[y], x, reps)
 
 
-@linear(np.pad)
-def pad(y, x, pad_width):
-    d[x] = unpad(d[y], x, pad_width)
+# the modes that copy entries (or a constant: no gradient flows to a constant_values that
+# varies, refused as an argument without a derivative) fold the padding's gradient back
+# onto the entries copied; the others (linear_ramp, maximum, mean, ...) are refused
+@adjoint(np.pad, static=("mode",), choices={"mode": PAD_MODES})
+def pad(y, x, pad_width, mode="constant", *, constant_values=0):
+    d[x] = unpad(d[y], x, pad_width, mode=mode)
+
+
+@tangent(np.pad, static=("mode",), choices={"mode": PAD_MODES})
+def pad_tangent(y, x, pad_width, mode="constant", *, constant_values=0):
+    d[y] = xp.pad(d[x], pad_width, mode=mode)
 
 
 @linear(np.take, Method("take"), changes_shape=True)

@@ -86,8 +86,11 @@ def unbroadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
     return g
 
 
-def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Broadcast the gradient of a reduction of ``x`` back to ``x``'s shape and dtype."""
+def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False, where: Any = True) -> Any:
+    """Broadcast the gradient of a reduction of ``x`` back to ``x``'s shape and dtype (zero
+    outside the reduction's mask ``where``)."""
+    if where is not True:
+        return filled(unreduce(g, x, axis, keepdims), 0, where)
     if not hasattr(x, "shape"):
         return g
     if axis is None and type(x) is numpy.ndarray and isinstance(g, _NUMPY_SCALARS):
@@ -130,10 +133,23 @@ def keep_reduced(y: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
     return xp.expand_dims(y, _normalize_axes(axis, x.ndim))
 
 
-def count(x: Any, axis: Any = None) -> int:
-    """How many elements of ``x`` a reduction over ``axis`` combines."""
+def count(x: Any, axis: Any = None, keepdims: bool = False, where: Any = True) -> Any:
+    """How many elements of ``x`` a reduction over ``axis`` combines (with a mask
+    ``where``, how many it keeps in each group: an array of the reduction's shape)."""
     shape = _shape(x)
+    if where is not True:
+        xp = array_namespace(x)
+        return xp.sum(xp.broadcast_to(where, shape), axis=axis, keepdims=keepdims)
     return math.prod(shape[a] for a in _normalize_axes(axis, len(shape)))
+
+
+def filled(x: Any, value: Any, where: Any = True) -> Any:
+    """``x`` with ``value`` outside the mask ``where`` (``x`` itself without one)."""
+    if where is True:
+        return x
+    xp = array_namespace(x)
+    x = xp.asarray(x)
+    return xp.where(where, x, xp.asarray(value, dtype=x.dtype))
 
 
 def unit_if_zero(v: Any) -> Any:
@@ -145,21 +161,53 @@ def unit_if_zero(v: Any) -> Any:
     return xp.where(v == 0, xp.asarray(1, dtype=v.dtype), v)
 
 
-def extremum_share(x: Any, y: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Where ``x`` attains the max/min ``y``: 1 / (number of ties), else 0."""
+def extremum_share(
+    x: Any,
+    y: Any,
+    axis: Any = None,
+    keepdims: bool = False,
+    *,
+    initial: Any = None,
+    where: Any = True,
+) -> Any:
+    """Where ``x`` attains the max/min ``y``: 1 / (number of ties), else 0; entries outside
+    the mask ``where`` are no candidates, and an ``initial`` value equal to ``y`` is one
+    more tie (see :func:`initial_share`)."""
     xp = array_namespace(x)
     x = xp.asarray(x)  # (a Python float: np.max(0.7))
-    hits = xp.astype(x == keep_reduced(y, x, axis, keepdims), x.dtype)
-    return hits / xp.sum(hits, axis=axis, keepdims=True)
+    hits = x == keep_reduced(y, x, axis, keepdims)
+    if where is not True:
+        hits = hits & where
+    hits = xp.astype(hits, x.dtype)
+    total = xp.sum(hits, axis=axis, keepdims=True)
+    if initial is not None:
+        total = total + (keep_reduced(y, x, axis, keepdims) == initial)
+    return hits / total
 
 
-def prod_others(x: Any, axis: Any = None) -> Any:
-    """For each element of ``x``, the product of the others it was reduced with.
+def initial_share(
+    x: Any, y: Any, initial: Any, axis: Any = None, keepdims: bool = False, where: Any = True
+) -> Any:
+    """Where the ``initial`` value of a max/min ``y`` of ``x`` attains it: 1 / (number of
+    ties, the initial value among them), else 0; in ``y``'s shape."""
+    xp = array_namespace(x, y)
+    x = xp.asarray(x)
+    hits = x == keep_reduced(y, x, axis, keepdims)
+    if where is not True:
+        hits = hits & where
+    wins = xp.asarray(y == initial)
+    total = xp.sum(hits, axis=axis, keepdims=keepdims) + wins
+    return xp.astype(wins, x.dtype) / total
+
+
+def prod_others(x: Any, axis: Any = None, *, where: Any = True) -> Any:
+    """For each element of ``x``, the product of the others it was reduced with (those in
+    the mask ``where``).
 
     Exclusive cumulative products from both ends, so zeros in ``x`` are handled exactly.
     """
     xp = array_namespace(x)
-    x = xp.asarray(x)  # (a Python float: np.prod(0.7))
+    x = filled(xp.asarray(x), 1, where)  # (a Python float: np.prod(0.7))
     axes = _normalize_axes(axis, x.ndim)
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     moved = xp.transpose(x, rest + axes)
@@ -507,11 +555,25 @@ def untile(g: Any, x: Any, reps: Any) -> Any:
     return xp.reshape(summed, x.shape)
 
 
-def unpad(g: Any, x: Any, pad_width: Any) -> Any:
-    """Gradient of ``np.pad(x, pad_width)`` (constant padding): the inner part."""
-    widths = numpy.broadcast_to(numpy.asarray(pad_width), (x.ndim, 2))
-    index = tuple(slice(int(lo), g.shape[k] - int(hi)) for k, (lo, hi) in enumerate(widths))
-    return g[index]
+#: np.pad's modes that copy entries of the array (or a constant) into the padding
+PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def unpad(g: Any, x: Any, pad_width: Any, mode: str = "constant") -> Any:
+    """Gradient of ``np.pad(x, pad_width, mode=mode)``: the inner part, plus (for the modes
+    that copy entries of ``x`` into the padding) each copy's gradient added to its source."""
+    if mode == "constant":
+        widths = numpy.broadcast_to(numpy.asarray(pad_width), (x.ndim, 2))
+        index = tuple(slice(int(lo), g.shape[k] - int(hi)) for k, (lo, hi) in enumerate(widths))
+        return g[index]
+    if mode not in PAD_MODES:
+        raise NotImplementedError(f"the gradient of np.pad with mode={mode!r} is not supported")
+    # where each entry of the padded array was copied from, found by padding positions
+    sources = numpy.pad(numpy.arange(math.prod(x.shape)).reshape(x.shape), pad_width, mode=mode)
+    xp = array_namespace(g, x)
+    flat = xp.zeros(math.prod(x.shape), dtype=g.dtype)
+    add_at(flat, xp.asarray(sources.reshape(-1)), xp.reshape(g, (-1,)))
+    return real_like(xp.reshape(flat, x.shape), x)
 
 
 def untake(g: Any, x: Any, indices: Any, axis: Any = None) -> Any:

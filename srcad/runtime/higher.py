@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from srcad.runtime.accumulate import grad_einsum, unbroadcast, unbroadcast_to, unreduce
+from srcad.runtime.accumulate import filled, grad_einsum, unbroadcast, unbroadcast_to, unreduce
 from srcad.runtime.backend import array_namespace
 from srcad.runtime.lists import add_gradients, scatter_element
 from srcad.runtime.tangents import einsum_replacing
@@ -26,10 +26,14 @@ def _as(value: Any, like: Any) -> Any:
     return xp.astype(value, like.dtype) if value.dtype != like.dtype else value
 
 
-def reduce_like(g: Any, like: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``g`` summed over ``axis`` as the reduction did, in the shape of ``like`` (the
-    adjoint of broadcasting ``like`` back over the reduced axes)."""
+def reduce_like(
+    g: Any, like: Any, axis: Any = None, keepdims: bool = False, where: Any = True
+) -> Any:
+    """``g`` summed over ``axis`` as the reduction did (its entries in the mask ``where``),
+    in the shape of ``like`` (the adjoint of broadcasting ``like`` back over the reduced
+    axes)."""
     xp = array_namespace(g)
+    g = filled(g, 0, where)
     if axis is None:
         # unreduce without an axis broadcasts ``like`` (a number, or an array whose axes
         # are x's last ones): summed over the axes it was broadcast along
@@ -68,14 +72,17 @@ def reshape_like(g: Any, like: Any) -> Any:
     return _as(array_namespace(g).reshape(g, _shape(like)), like)
 
 
-def unreduce_like(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """The adjoint of :func:`reduce_like`: ``g`` spread back over ``x``'s reduced axes."""
+def unreduce_like(
+    g: Any, x: Any, axis: Any = None, keepdims: bool = False, where: Any = True
+) -> Any:
+    """The adjoint of :func:`reduce_like`: ``g`` spread back over ``x``'s reduced axes (the
+    entries in the mask ``where``)."""
     if axis is not None:  # (without one, unreduce broadcasts g as it is)
         xp = array_namespace(g, x)
         reduced = xp.sum(x, axis=axis, keepdims=keepdims)
         if _shape(g) != _shape(reduced):
             g = xp.reshape(g, _shape(reduced))
-    return unreduce(g, x, axis, keepdims)
+    return unreduce(g, x, axis, keepdims, where)
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:

@@ -17,6 +17,7 @@ from srcad.adjoints.registry import (
     Operator,
     is_nondifferentiable,
     lookup,
+    ufunc_method_label,
 )
 from srcad.adjoints.scipy_table import is_scipy, public_name
 from srcad.transform import build
@@ -67,6 +68,9 @@ class Op:
 def _describe(obj: Any, fallback: str) -> str:
     if is_scipy(obj):
         return public_name(obj) or fallback
+    method = ufunc_method_label(obj)
+    if method:
+        return method
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if name is None:

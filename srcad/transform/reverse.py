@@ -169,8 +169,11 @@ class Sweep(RuleAdjoints, ControlAdjoints):
         args, keywords = value.args, value.keywords
         if len(args) < 2 or not (isinstance(args[1], gast.Name) and args[1].id == name):
             return None
-        rest = [*args[2:], *(kw.value for kw in keywords)]
-        if not all(isinstance(a, gast.Constant) and a.value in (None, False) for a in rest):
+        # (where=True, the whole array, is left out as unreduce's default)
+        rest = [*args[2:4], *(kw.value for kw in keywords)]
+        if len(args) > 4 or not all(
+            isinstance(a, gast.Constant) and a.value in (None, False) for a in rest
+        ):
             return None
         if any(kw.arg not in ("axis", "keepdims") for kw in keywords):
             return None

@@ -130,7 +130,7 @@ def rule_operands(
         raise source.error(message, where, NoAdjointError)
     refuse_unknown_stars(op.args, op.label, source, where)
     try:
-        return bind(rule, op.args, op.keywords, op.callee)
+        bound = bind(rule, op.args, op.keywords, op.callee)
     except TemplateError as exc:
         advice = instead(op.callee)  # (Python's max of three values, or of a list)
         raise source.error(
@@ -138,6 +138,17 @@ def rule_operands(
             + (f"; {advice}" if advice else ""),
             where,
         ) from None
+    for name, allowed in rule.choices.items():
+        value = bound.get(name)
+        if isinstance(value, gast.Constant) and value.value in allowed:
+            continue
+        known = ", ".join(repr(a) for a in allowed)
+        if isinstance(value, gast.Constant):
+            problem = f"{op.label} with {name}={value.value!r} cannot be differentiated"
+        else:
+            problem = f"{op.label} with {name} computed at run time cannot be differentiated"
+        raise source.error(f"{problem}: write {name} out as one of {known}", where)
+    return bound
 
 
 def result_names(

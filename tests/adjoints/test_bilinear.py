@@ -45,7 +45,7 @@ def text(rule):
             "d[r] = grad_tensordot_rhs(d[g], a, b, axes=axes)\n"
             "d[r] = grad_tensordot_rhs(g, d[a], b, axes=axes)",
         ),
-        (unreduce, "d[y] = unreduce(d[g], x, axis=axis, keepdims=keepdims)"),
+        (unreduce, "d[y] = unreduce(d[g], x, axis=axis, keepdims=keepdims, where=where)"),
         (np.reshape, "d[y] = xp.reshape(d[x], shape)"),
         (Method("flatten"), "d[y] = xp.ravel(d[x])"),
         (np.squeeze, "d[y] = xp.squeeze(d[x], axis=axis)"),

@@ -237,27 +237,43 @@ def _is_adjoint_of(node: gast.AST, name: str | None) -> bool:
     )
 
 
+#: unreduce's options after ``(g, x)``, in order, and the values that leave it spreading a
+#: whole-array reduction's gradient (a number) over ``x`` as the sweep reads its call
+#: (reverse.Sweep.uniform_seed; ``0 in (None, False)``); a mask (``where``) only where the
+#: call leaves it out
+_WHOLE: dict[str, tuple] = {"axis": (None, False), "keepdims": (None, False), "where": ()}
+
+
 def _spreads(rule, value: gast.expr, into: str, params: set[str]):
-    """``(x, options)`` of ``unreduce(d[y], x, axis=..., keepdims=...)`` (see TemplateReads)."""
+    """``(x, options)`` of ``unreduce(d[y], x, axis=..., keepdims=..., where=...)``, each
+    option a parameter with the values that make it whole (see TemplateReads)."""
     if not (
         isinstance(value, gast.Call)
         and isinstance(value.func, gast.Name)
         and rule.globals.get(value.func.id) is accumulate.unreduce
-        and len(value.args) == 2
+        and 2 <= len(value.args) <= 2 + len(_WHOLE)
         and _is_adjoint_of(value.args[0], rule.result)
         and getattr(value.args[1], "id", None) == into
     ):
         return None
+    given = [*zip(_WHOLE, value.args[2:]), *((k.arg, k.value) for k in value.keywords)]
     options = []
-    for keyword in value.keywords:
-        node = keyword.value
-        if keyword.arg not in ("axis", "keepdims"):
+    for option, node in given:
+        if option not in _WHOLE:
             return None
         if isinstance(node, gast.Name) and node.id in params:
-            options.append(node.id)
-        elif not (isinstance(node, gast.Constant) and node.value in (None, False)):
+            options.append((node.id, _WHOLE[option]))
+        elif not (isinstance(node, gast.Constant) and node.value in _WHOLE[option]):
             return None
     return into, tuple(options)
+
+
+def _whole(node: gast.expr | None, values: tuple) -> bool:
+    """Whether an option of unreduce bound to ``node`` leaves it spreading a number: one of
+    ``values``, or a keyword left out (the call leaves out the template's too)."""
+    if not isinstance(node, gast.Constant):
+        return False
+    return node.value in values or (not values and bool(getanno(node, "default")))
 
 
 _SEED = "\x00seed"
@@ -416,11 +432,7 @@ class Residuals:
             node = b.by_param.get(x)
             if not isinstance(node, gast.Name) or node.id not in first:
                 continue
-            if all(
-                isinstance(b.by_param.get(o), gast.Constant)
-                and b.by_param[o].value in (None, False)
-                for o in options
-            ):
+            if all(_whole(b.by_param.get(o), whole) for o, whole in options):
                 uniform[node.id] = (b.stmt, frozenset({node.id, b.result}))
 
     def _read_uniform(self, b: _Bound, uniform) -> None:
