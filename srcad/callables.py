@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from srcad.adjoints.registry import lookup, lookup_tangent
+from srcad.adjoints.registry import lookup, lookup_tangent, ufunc_method_label
 from srcad.errors import SourceUnavailableError, UnsupportedConstructError
 from srcad.transform.calls import own_signature
 from srcad.transform.codegen import compile_source
@@ -64,8 +64,9 @@ def resolve(f: Any) -> Target:
         elif _is_library_callable(f):
             if lookup(f) is None and lookup_tangent(f) is None:
                 kind = type(f).__name__
+                name = ufunc_method_label(f) or repr(f)
                 raise SourceUnavailableError(
-                    f"srcad differentiates Python functions defined with 'def'; {f!r} is a "
+                    f"srcad differentiates Python functions defined with 'def'; {name} is a "
                     f"{kind} without a derivative rule. Wrap it in a def, or register its "
                     f"derivative with @srcad.adjoint; {RULES_HELP}"
                 )

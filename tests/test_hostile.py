@@ -46,10 +46,18 @@ def test_a_function_typed_at_the_repl_is_a_clear_error():
         srcad.jvp(namespace["typed"], (1.0,), (1.0,))
 
 
-@pytest.mark.parametrize("func", [len, np.add.reduce, functools.partial(math.frexp)])
+@pytest.mark.parametrize("func", [len, np.hypot.reduce, functools.partial(math.frexp)])
 def test_builtins_and_c_functions_without_a_rule_are_a_clear_error(func):
     with pytest.raises((srcad.TransformError, TypeError), match="def"):
         srcad.grad(func)(0.5)
+
+
+def test_ufunc_methods_with_a_rule_are_differentiated_and_others_named():
+    # (np.add.reduce had no rule, and np.hypot.reduce was named by its repr, until stop 33)
+    assert np.allclose(srcad.grad(np.add.reduce)(np.array([0.5, 1.0])), [1.0, 1.0])
+    assert np.allclose(srcad.grad(np.maximum.reduce)(np.array([0.5, 1.0])), [0.0, 1.0])
+    with pytest.raises(srcad.TransformError, match=r"np.hypot.reduce is a builtin"):
+        srcad.grad(np.hypot.reduce)(np.ones(2))
 
 
 def test_builtins_with_a_rule_are_differentiated():

@@ -534,7 +534,7 @@ def _load_lazy(every: bool = False) -> bool:
 def _before_user_rule(template: Callable) -> None:
     """A user's rule replaces srcad's: load srcad's rules for what the user's code has
     imported first, so that loading them later cannot undo the user's."""
-    if not getattr(template, "__module__", "").startswith("srcad."):
+    if not (getattr(template, "__module__", None) or "").startswith("srcad."):
         _load_lazy()
 
 

@@ -519,7 +519,7 @@ REFUSED = [
     (c_function_iadd, "operator.iadd(", "cannot tell whether 'operator.iadd'"),
     (fancy_iadd, "y[[0, 1]].__iadd__(", "advanced index"),
     (list_sort, "xs.sort()", "list"),
-    (ufunc_reduce_out, "np.add.reduce(", "rule for ufunc.reduce"),
+    (ufunc_reduce_out, "np.add.reduce(", "np.add.reduce: arguments not supported"),
     (partition, "y.partition(1)", "partition"),
     (put_along_axis, "np.put_along_axis(", "np.put_along_axis"),
     (resize, "y.resize(", "y.resize"),
@@ -1319,7 +1319,8 @@ def changes_what_a_method_of_a_local_object_returned(x):
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 def test_a_field_of_an_object_changed_through_another_name_is_refused(mode):
     p = Weights(np.ones(3) * 2.0, np.ones(3))
-    with pytest.raises(srcad.TransformError, match="in-place update of 'w', which shares"):
+    outside = r"in-place update of 'w', which may share memory with an array from outside"
+    with pytest.raises(srcad.TransformError, match=outside):
         srcad.check_grad(changes_a_field_of_an_argument, p, X3, wrt=1, modes=(mode,))
     with pytest.raises(srcad.TransformError, match="'HOLDER' it reads from outside"):
         srcad.check_grad(changes_what_a_method_of_a_global_object_returned, X3, modes=(mode,))

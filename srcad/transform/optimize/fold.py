@@ -151,7 +151,9 @@ class _Fold(Transformer):
             values = [_literal(a) for a in node.args]
             if all(ok for ok, _ in values):
                 return self._done(_to_node(helper(*[v for _, v in values])))
-        if callable(helper) and getattr(helper, "__module__", "").startswith("srcad.runtime"):
+        if callable(helper) and (getattr(helper, "__module__", None) or "").startswith(
+            "srcad.runtime"
+        ):
             params = inspect.signature(helper).parameters
             positional = list(params.values())
             while node.args and len(node.args) <= len(positional):
