@@ -455,7 +455,7 @@ FAMILIES = {
     "np.repeat with a count per element", "augmented updates of a dict's element",
     "chained assignments", "map and functools.reduce", "functions passed to helpers",
     "lambdas given to helpers", "max and min of a sequence", "loops over functions",
-    "a method of an object made by a function",
+    "a method of an object made by a function", "ufunc methods, masks and pad modes",
 }  # fmt: skip
 
 
@@ -529,6 +529,24 @@ class ProgramWriter:
         rng = self.rng
         name = rng.choice(names)
         full = name in FULL
+        if full and rng.random() < 0.03:
+            # ufunc methods, a reduction's mask, np.pad's modes (refused as "no adjoint rule
+            # for ufunc.accumulate" and "unexpected keyword argument" until stop 33)
+            self.constructs.add("ufunc methods, masks and pad modes")
+            widths = ((0, 0),) * (len(self.shape) - 1) + ((1, 1),)
+            mode = rng.choice(["edge", "reflect", "symmetric", "wrap"])
+            code, full = rng.choice([
+                (f"np.maximum.accumulate({name}, axis=-1)", True),
+                (f"np.add.accumulate({name}, axis=0) * 0.5", True),
+                (f"np.multiply.accumulate(np.cos({name}), axis=-1)", True),
+                (f"np.pad({name}, {widths}, mode='{mode}')[..., 1:-1]", True),
+                (f"np.pad({name}, {widths}, mode='{mode}')[..., :-2]", True),
+                (f"np.sum({name}, axis=0, where={name} > 0.1)", False),
+                (f"np.max({name}, axis=-1, keepdims=True, initial=0.2)", False),
+                (f"np.logaddexp.reduce({name}, axis=0)", False),
+                (f"np.add.outer(np.sum({name}, axis=0), np.ones(1))[..., 0]", False),
+            ])  # fmt: skip
+            return Expr(code, full)
         if full and rng.random() < 0.25:
             self.constructs.add("indexing")
             k = rng.randrange(self.shape[0])
