@@ -132,7 +132,11 @@ def predicted_plan(
     for round_ in range(_ROUNDS):
         # (the first plan from what is read whatever is loose: a loose adjoint is one whose
         # operand's value is gone, and that depends on the plan)
-        loose = residuals.loose(available) if round_ else set()
+        found = residuals.loose(available) if round_ else set()
+        # (from _ACCUMULATE on, loose adjoints are only added to, as settle's rounds do: a
+        # plan pushing a value because its adjoint is loose, and keeping it from being
+        # loose by pushing it, would alternate; fuzz seed 6400123)
+        loose = found | loose if round_ >= _ACCUMULATE else found
         readers, superseded = residuals.reads(available, loose)
         # (zeros written where a branch or loop needs an adjoint read no statement's)
         kept = {n for n, ids in readers.items() if any((i, n) not in superseded for i in ids)}

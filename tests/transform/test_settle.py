@@ -442,3 +442,23 @@ def test_plans_once_mispredicted_hold(monkeypatch, program):
     monkeypatch.setattr(settle, "strict", False)  # (counted here, not raised)
     program(check_reverse_three_times)
     assert sweeps and [s.round for s in sweeps] == [1] * len(sweeps)
+
+
+def test_a_plan_alternating_on_a_loose_adjoint_is_predicted_whole():
+    # fuzz seed 6400123 (campaign 6400000, stop 33; present on stop 32's code): pushing c
+    # because its adjoint is loose (read for its shape) keeps it from being loose, and
+    # then nothing pushes it: the prediction alternated and the one that stood did not hold
+    # (5 generations); loose adjoints are now only added to from _ACCUMULATE on, as
+    # settle's own rounds do
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "fuzz"))
+    from programs import Spec
+    from test_programs import check_program
+
+    source = (pathlib.Path(__file__).parent / "settle_programs" / "fuzz_6400123.txt").read_text()
+    spec = Spec(shape=(3, 3), y="row", pytree="nested", output="scalar", float32=True,
+                nan=False, rebind=False)  # fmt: skip
+    assert settle.strict
+    assert check_program(source, 6400123, spec, 1) == "ok"
