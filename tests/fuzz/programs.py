@@ -456,6 +456,7 @@ FAMILIES = {
     "chained assignments", "map and functools.reduce", "functions passed to helpers",
     "lambdas given to helpers", "max and min of a sequence", "loops over functions",
     "a method of an object made by a function", "ufunc methods, masks and pad modes",
+    "a global array changed through a name",
 }  # fmt: skip
 
 
@@ -1242,6 +1243,16 @@ class ProgramWriter:
                 # (an object's field was not an alias of it until stop 29)
                 self.constructs.add("a method returning its object's array")
                 get = "SHELF.rows(2)"
+            elif rng.random() < 0.5:
+                # the global itself, a view of it or a field of a global object, changed
+                # through a name, then read by a helper (silently wrong until stop 33)
+                self.constructs.add("a global array changed through a name")
+                get = rng.choice(["SCRATCH[:2]", "SCRATCH", "SHELF.table[:2]"])
+                return [
+                    f"{g} = {get}",
+                    f"{g}[0] = {self.scalar(names)}",
+                    f"{target} = {self.full_expr(names)} + np.sum(scratch(2)) * 0.5",
+                ]
             return [
                 f"{g} = {get}",
                 f"{g}[0] = {self.scalar(names)}",
