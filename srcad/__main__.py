@@ -53,8 +53,8 @@ def _label(key: Any) -> str:
         return _OPERATORS.get(key.name, key.name)
     if is_scipy(key):
         return public_name(key) or repr(key)
-    if ufunc_method_label(key):
-        return ufunc_method_label(key)
+    if method := ufunc_method_label(key):
+        return method
     module = getattr(key, "__module__", None) or ""
     if module.startswith("srcad"):
         name = getattr(key, "__name__", "")

@@ -87,11 +87,11 @@ def _c_words() -> set[str]:
     return _C_WORDS | {w for t in texts for w in re.findall(r"[A-Za-z_]\w*", t)}
 
 
-def _c_names(params: list[str], others: list[str]) -> dict[str, str]:
-    """A name for each variable that CuPy and C++ read as that variable: its own, else
-    with ``_v`` added (parameters starting with ``_`` too: CuPy keeps those)."""
-    words = _c_words()
-    taken = set(params) | set(others)
+def _c_names(params: list[str], others: list[str], words: set[str]) -> dict[str, str]:
+    """A name for each variable that CuPy and C++ (its ``words``) read as that variable:
+    its own, else with ``_v`` added (parameters starting with ``_`` too: CuPy keeps
+    those)."""
+    taken = set(params) | set(others) | words
     names: dict[str, str] = {}
     for name in [*params, *others]:
         unsafe = (
@@ -101,7 +101,7 @@ def _c_names(params: list[str], others: list[str]) -> dict[str, str]:
         )
         if not unsafe:
             continue
-        new = _fresh((name.lstrip("_") or "v") + "_v", taken | words)
+        new = _fresh((name.lstrip("_") or "v") + "_v", taken)
         taken.add(new)
         names[name] = new
     return names
@@ -278,7 +278,8 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
     stored = [
         n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     ]
-    names = _c_names(primals, [n for n in dict.fromkeys(stored) if n not in primals])
+    words = _c_words()
+    names = _c_names(primals, [n for n in dict.fromkeys(stored) if n not in primals], words)
     if names:
         renamed = _Renamed(names)
         module = renamed.visit(copy.deepcopy(ast.Module(body=[*body, ret], type_ignores=[])))
@@ -292,7 +293,7 @@ def kernel_parts(expanded: ast.FunctionDef, name: str, filename: str) -> dict[st
     locals_ = [n for n in dict.fromkeys(stored) if n not in primals and n not in loops]
     # a parameter the code assigns (in a branch: ``y = y + x``) is a local copy: CuPy's
     # in_params, and the device function's, are const
-    taken = {*primals, *stored, *loops, *_c_words()}
+    taken = {*primals, *stored, *words}  # (loop variables are stored names)
     copied = {}
     for p in primals:
         if p in stored:

@@ -180,14 +180,14 @@ def _check_inplace_aliasing(
             f"({method}(...).copy())"
         )
 
-    held_outside = _outside_holders(body, source, local)
+    from_outside = _outside_holders(body, source, local)
 
     def refuse_outside(stmt: gast.stmt, name: str, aliases: Aliases) -> None:
         """``w = TABLE; w[0] = v``: the array is a global's, a module's or an object's,
         whose other readers (a function reading the global) srcad cannot see; refused
         whether or not the function reads it again (the update was lost on them, silently,
         until stop 33)."""
-        outside = sorted(n for n in aliases.others(name) if n in held_outside(n, aliases))
+        outside = sorted(n for n in aliases.others(name) if from_outside(n, aliases))
         if outside:
             holder = outside[0]
             raise source.error(
@@ -267,8 +267,8 @@ def _check_inplace_aliasing(
 
 def _outside_holders(
     body: list[gast.stmt], source: Source, local: set[str]
-) -> Callable[[str, Aliases], set[str]]:
-    """Which names hold memory from outside the function: a global or a module (not a
+) -> Callable[[str, Aliases], bool]:
+    """Whether a name holds memory from outside the function: a global or a module (not a
     local), or an object, local or argument, whose fields or methods are read (``h.table``,
     ``h.rows()``, ``getattr(h, "W")``: ``h`` holds the arrays its fields hold), unless the
     function makes it of a class of yours whose arrays are its own (objects.py)."""
@@ -289,14 +289,12 @@ def _outside_holders(
 
     owns = local_objects_own_arrays(body, source, local)
 
-    def holders(name: str, aliases: Aliases) -> set[str]:
+    def holds(name: str, aliases: Aliases) -> bool:
         if name not in local:
-            return {name}
-        if name not in objects or aliases.is_number(name) or owns(name):
-            return set()
-        return {name}
+            return True
+        return name in objects and not aliases.is_number(name) and not owns(name)
 
-    return holders
+    return holds
 
 
 _READ, _BOUND, _UNDECIDED = "read", "bound", "undecided"

@@ -143,17 +143,15 @@ def _lambda_as_def(
     return gast.copy_location(fdef, node)
 
 
-def _whole_file(
-    func: Callable, every_line: list[str], filename: str
-) -> tuple[gast.Module, list[str], int, int]:
-    """The module holding ``func`` parsed whole: (tree, its lines, first line 1, indent 0)."""
+def _parsed(text: str, func: Callable, filename: str, lineno: int) -> gast.Module:
+    """``text`` (the source of ``func``, or its whole file) parsed."""
     try:
-        return gast.parse("".join(every_line)), every_line, 1, 0
+        return gast.parse(text)
     except SyntaxError as exc:
         raise SourceUnavailableError(
             f"cannot parse the source of {func.__qualname__}: {exc.msg}",
             filename=filename,
-            lineno=func.__code__.co_firstlineno,
+            lineno=lineno,
         ) from None
 
 
@@ -189,26 +187,17 @@ def parse_function(func: Callable) -> Source:
     dedented = textwrap.dedent(text)
     first = next((ln for ln in lines if ln.strip()), "")
     indent = len(first) - len(first.lstrip())
-    try:
-        module = gast.parse(dedented)
-    except SyntaxError as exc:
-        module = None
-        if func.__name__ != "<lambda>":
-            raise SourceUnavailableError(
-                f"cannot parse the source of {func.__qualname__}: {exc.msg}",
-                filename=filename,
-                lineno=first_line,
-            ) from None
-    tree = module.body[0] if module is not None and module.body else None
-    if func.__name__ == "<lambda>":
+    if func.__name__ != "<lambda>":
+        module = _parsed(dedented, func, filename, first_line)
+        tree = module.body[0] if module.body else None
+    else:
         try:
-            if module is None:
-                raise SourceUnavailableError("", filename=filename)
-            tree = _lambda_as_def(module, func, filename, first_line)
-        except SourceUnavailableError:
+            tree = _lambda_as_def(gast.parse(dedented), func, filename, first_line)
+        except (SyntaxError, SourceUnavailableError):
             # the lambda's line starts no statement of its own (``"k": (lambda x: ...),``
             # in a display written over several lines): found in its whole file
-            module, lines, first_line, indent = _whole_file(func, every_line, filename)
+            module = _parsed("".join(every_line), func, filename, code.co_firstlineno)
+            lines, first_line, indent = every_line, 1, 0
             tree = _lambda_as_def(module, func, filename, first_line)
     if isinstance(tree, gast.AsyncFunctionDef):
         source = Source(func, tree, filename, first_line, indent, lines)

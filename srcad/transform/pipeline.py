@@ -110,21 +110,15 @@ def normalize(
     if inline:
         # ``args = (a, b); f(*args)``: the star spread first, so the call can be written out
         tree = spread_stars(split_tuples(tree, namer, builtin_len=source.lookup("len") is len))
-        helpers, names = inline_helpers(tree, source, namer)
+    # (at first order only a helper given a function is written out: its own derivative
+    # could not call it)
+    helpers, names = inline_helpers(tree, source, namer, given_functions=not inline)
+    if inline or helpers:
         # (in the helpers written out)
-        tree = name_indexed_displays(
-            join_displays(_lambdas_lowered(tree, source, namer), source), source, namer
-        )
+        tree = _lambdas_lowered(tree, source, namer)
+        tree = name_indexed_displays(join_displays(tree, source), source, namer)
         setanno(tree, "inlined", helpers)
         setanno(tree, "inlined_names", names)
-    else:
-        # (a helper given a function is written out: its own derivative could not call it)
-        helpers, names = inline_helpers(tree, source, namer, given_functions=True)
-        if helpers:
-            tree = _lambdas_lowered(tree, source, namer)
-            tree = name_indexed_displays(join_displays(tree, source), source, namer)
-            setanno(tree, "inlined", helpers)
-            setanno(tree, "inlined_names", names)
     tree = lower_try(tree, source, namer)
     if structures:
         setanno(tree, "leaves", expand_pytree_params(tree, source, namer, structures))

@@ -19,7 +19,8 @@ from collections.abc import Callable
 import gast
 import numpy as np
 
-from srcad.transform.frontend import MISSING, Source
+from srcad.errors import TransformError
+from srcad.transform.frontend import MISSING, Source, parse_function
 from srcad.transform.libraries import is_library_function
 from srcad.transform.normalize.walk import all_statements, own_parts
 
@@ -194,11 +195,9 @@ def _owns_its_arrays(cls: type) -> bool:
 
 def _sets_own_fields(method: Callable) -> bool:
     """Whether every ``self.f = v`` in ``method`` gives ``f`` an array of its own."""
-    from srcad.transform.frontend import parse_function
-
     try:
         parsed = parse_function(method)
-    except Exception:  # (no source: nothing can be said)
+    except TransformError:  # (no source: nothing can be said)
         return False
     args = parsed.tree.args.args
     if not args:
